@@ -1,0 +1,110 @@
+using Compression.Internal;
+using ThrowHelper = Compression.Internal.ThrowHelper;
+using ZstdSharp;
+using ZstdSharp.Unsafe;
+
+namespace Compression.Codecs;
+
+/// <summary>
+/// Zstandard through ZstdSharp.Port. Frames are lean: magicless, no content size, no dictionary id and no checksum,
+/// since the envelope carries all of these. Contexts are pooled per level and per dictionary.
+/// </summary>
+internal sealed class ZstdCodec : Codec
+{
+    public static readonly ZstdCodec Instance = new();
+
+    public const int MinimumLevel = 1;
+    public const int MaximumLevel = 22;
+
+    private static readonly ZstdContextPool s_plain = new(dictionary: null);
+
+    public override CompressionCodec Id => CompressionCodec.Zstd;
+    public override int MinLevel => MinimumLevel;
+    public override int MaxLevel => MaximumLevel;
+    public override int DefaultLevel => 3;
+
+    public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten)
+    {
+        ZstdContextPool pool = dictionary?.Contexts ?? s_plain;
+        Compressor compressor = pool.RentCompressor(level);
+        try
+        {
+            return compressor.TryWrap(source, destination, out bytesWritten);
+        }
+        finally
+        {
+            pool.ReturnCompressor(level, compressor);
+        }
+    }
+
+    public override void Decompress(ReadOnlySpan<byte> source, Span<byte> destination, ZstdDictionary? dictionary)
+    {
+        ZstdContextPool pool = dictionary?.Contexts ?? s_plain;
+        Decompressor decompressor = pool.RentDecompressor();
+        bool healthy = false;
+        try
+        {
+            if (!decompressor.TryUnwrap(source, destination, out int written))
+                ThrowHelper.ThrowCorrupt($"Zstd payload decodes to more than the {destination.Length} bytes the envelope declares.");
+            if (written != destination.Length) ThrowLengthMismatch(written, destination.Length);
+            healthy = true;
+        }
+        finally
+        {
+            // A context that failed mid-frame is discarded rather than returned, so no state leaks into the next call.
+            if (healthy) pool.ReturnDecompressor(decompressor);
+            else decompressor.Dispose();
+        }
+    }
+}
+
+/// <summary>Pools of zstd compressors (one pool per level) and decompressors, all bound to one dictionary or none.</summary>
+internal sealed class ZstdContextPool
+{
+    private readonly ZstdDictionary? _dictionary;
+    private readonly BoundedPool<Compressor>?[] _compressors = new BoundedPool<Compressor>?[ZstdCodec.MaximumLevel + 1];
+    private readonly BoundedPool<Decompressor> _decompressors;
+
+    public ZstdContextPool(ZstdDictionary? dictionary)
+    {
+        _dictionary = dictionary;
+        _decompressors = new BoundedPool<Decompressor>(CreateDecompressor);
+    }
+
+    public Compressor RentCompressor(int level)
+    {
+        BoundedPool<Compressor> pool = Volatile.Read(ref _compressors[level]) ?? CreatePool(level);
+        return pool.Rent();
+    }
+
+    public void ReturnCompressor(int level, Compressor compressor) => _compressors[level]!.Return(compressor);
+
+    public Decompressor RentDecompressor() => _decompressors.Rent();
+
+    public void ReturnDecompressor(Decompressor decompressor) => _decompressors.Return(decompressor);
+
+    private BoundedPool<Compressor> CreatePool(int level)
+    {
+        var pool = new BoundedPool<Compressor>(() => CreateCompressor(level));
+        return Interlocked.CompareExchange(ref _compressors[level], pool, null) ?? pool;
+    }
+
+    private Compressor CreateCompressor(int level)
+    {
+        var compressor = new Compressor(level);
+        compressor.SetParameter(ZSTD_cParameter.ZSTD_c_contentSizeFlag, 0);
+        compressor.SetParameter(ZSTD_cParameter.ZSTD_c_checksumFlag, 0);
+        compressor.SetParameter(ZSTD_cParameter.ZSTD_c_dictIDFlag, 0);
+        compressor.SetParameter(ZSTD_cParameter.ZSTD_c_experimentalParam2, (int)ZSTD_format_e.ZSTD_f_zstd1_magicless);
+        if (_dictionary is not null) compressor.LoadDictionary(_dictionary.Content.Span);
+        return compressor;
+    }
+
+    private Decompressor CreateDecompressor()
+    {
+        var decompressor = new Decompressor();
+        decompressor.SetParameter(ZSTD_dParameter.ZSTD_d_experimentalParam1, (int)ZSTD_format_e.ZSTD_f_zstd1_magicless);
+        if (_dictionary is not null) decompressor.LoadDictionary(_dictionary.Content.Span);
+        return decompressor;
+    }
+}

@@ -1,0 +1,193 @@
+using System.Buffers;
+using Compression.Codecs;
+using Compression.Internal;
+
+namespace Compression;
+
+/// <summary>
+/// Compresses documents into envelopes (format v1) and decompresses them back. Thread-safe; create one per
+/// setting and share it. Codec contexts are pooled, never created per call.
+/// </summary>
+/// <remarks>
+/// The API comes in steps: span in, span out (<see cref="TryCompress"/>, <see cref="TryDecompress"/>);
+/// <see cref="IBufferWriter{T}"/> out; and allocating <see cref="byte"/>[] convenience methods last.
+/// </remarks>
+public sealed class DocumentCompressor
+{
+    private readonly Codec _codec;
+    private readonly int _level;
+    private readonly bool _checksum;
+    private readonly int _minimumSize;
+    private readonly int _maxLength;
+
+    /// <summary>Creates a compressor; the options are validated and copied.</summary>
+    /// <exception cref="ArgumentException">The options are invalid; the message lists every problem.</exception>
+    public DocumentCompressor(DocumentCompressorOptions? options = null)
+    {
+        options = (options ?? new DocumentCompressorOptions()).Clone();
+        options.ThrowIfInvalid();
+        Options = options;
+        _codec = Codec.For(options.Codec);
+        _level = options.EffectiveLevel;
+        _checksum = options.Checksum;
+        _minimumSize = options.MinimumSize;
+        _maxLength = options.MaxUncompressedLength;
+    }
+
+    /// <summary>A copy of the options this compressor was created with.</summary>
+    public DocumentCompressorOptions Options { get; }
+
+    /// <summary>The largest envelope <see cref="TryCompress"/> can produce for a document of <paramref name="sourceLength"/> bytes.</summary>
+    public static int GetMaxEnvelopeLength(int sourceLength)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(sourceLength);
+        // Compression is kept only when it is smaller than the source, so the stored form is the worst case.
+        return 2 + Varint.GetLength((uint)sourceLength) + Varint.MaxLength32 + sourceLength + DocumentEnvelope.ChecksumLength;
+    }
+
+    /// <summary>
+    /// Compresses <paramref name="source"/> into an envelope in <paramref name="destination"/>. When compression does not
+    /// pay (the source is under <see cref="DocumentCompressorOptions.MinimumSize"/> or the payload is not smaller), the
+    /// document is stored (codec 0).
+    /// </summary>
+    /// <param name="source">The serialized document.</param>
+    /// <param name="destination">Where the envelope goes; <see cref="GetMaxEnvelopeLength"/> bytes always suffice.</param>
+    /// <param name="bytesWritten">The envelope length.</param>
+    /// <param name="dictionary">A zstd dictionary to compress with; ignored by other codecs.</param>
+    /// <returns><see langword="false"/> when <paramref name="destination"/> is too small.</returns>
+    public bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, out int bytesWritten, ZstdDictionary? dictionary = null)
+    {
+        if (source.Length > _maxLength)
+            throw new ArgumentException($"The document has {source.Length} bytes, over MaxUncompressedLength ({_maxLength}).", nameof(source));
+
+        int checksumLength = _checksum ? DocumentEnvelope.ChecksumLength : 0;
+        if (_codec.Id != CompressionCodec.Stored && source.Length >= _minimumSize && source.Length > 0)
+        {
+            uint? dictionaryId = _codec.Id == CompressionCodec.Zstd ? dictionary?.Id : null;
+            int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, dictionaryId);
+            // The payload must be smaller than the source, or the document is stored: give the codec exactly that room.
+            int room = Math.Min(destination.Length - headerLength - checksumLength, source.Length - 1);
+            if (room > 0 && _codec.TryCompress(source, destination.Slice(headerLength, room), _level,
+                    dictionaryId is null ? null : dictionary, out int payloadLength) && payloadLength < source.Length)
+            {
+                DocumentEnvelope.WriteHeader(destination, _codec.Id, source.Length, dictionaryId, _checksum);
+                int end = headerLength + payloadLength;
+                if (_checksum) DocumentEnvelope.WriteChecksum(destination[end..], source);
+                bytesWritten = end + checksumLength;
+                return true;
+            }
+        }
+
+        return TryWriteStored(source, destination, _checksum, out bytesWritten);
+    }
+
+    /// <summary>Compresses <paramref name="source"/> into an envelope appended to <paramref name="destination"/>.</summary>
+    public void Compress(ReadOnlySpan<byte> source, IBufferWriter<byte> destination, ZstdDictionary? dictionary = null)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        Span<byte> span = destination.GetSpan(GetMaxEnvelopeLength(source.Length));
+        if (!TryCompress(source, span, out int written, dictionary)) ThrowHelper.ThrowDestinationTooSmall(nameof(destination));
+        destination.Advance(written);
+    }
+
+    /// <summary>Compresses <paramref name="source"/> into a new array. Allocates; prefer the span or buffer-writer overloads on hot paths.</summary>
+    public byte[] Compress(ReadOnlySpan<byte> source, ZstdDictionary? dictionary = null)
+    {
+        byte[] rented = ArrayPool<byte>.Shared.Rent(GetMaxEnvelopeLength(source.Length));
+        try
+        {
+            TryCompress(source, rented, out int written, dictionary);
+            return rented.AsSpan(0, written).ToArray();
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented, clearArray: true);
+        }
+    }
+
+    /// <summary>
+    /// Decompresses an envelope into <paramref name="destination"/>.
+    /// </summary>
+    /// <param name="envelope">The whole stored value; it must be an envelope (see <see cref="DocumentEnvelope.TryReadHeader"/>).</param>
+    /// <param name="destination">Receives exactly the header's <see cref="EnvelopeHeader.UncompressedLength"/> bytes.</param>
+    /// <param name="bytesWritten">The document length.</param>
+    /// <param name="dictionary">The dictionary the envelope names, when it names one.</param>
+    /// <returns><see langword="false"/> when <paramref name="destination"/> is too small.</returns>
+    /// <exception cref="InvalidDataException">The envelope is not an envelope, is corrupt or truncated, fails its checksum,
+    /// names an unknown codec or version, or declares more than <see cref="DocumentCompressorOptions.MaxUncompressedLength"/>.</exception>
+    /// <exception cref="DictionaryNotFoundException">The envelope names a dictionary and <paramref name="dictionary"/> is not it.</exception>
+    public bool TryDecompress(ReadOnlySpan<byte> envelope, Span<byte> destination, out int bytesWritten, ZstdDictionary? dictionary = null)
+    {
+        EnvelopeHeader header = ReadHeader(envelope);
+        bytesWritten = 0;
+        if (destination.Length < header.UncompressedLength) return false;
+        DecompressCore(envelope, header, destination[..header.UncompressedLength], dictionary);
+        bytesWritten = header.UncompressedLength;
+        return true;
+    }
+
+    /// <summary>Decompresses an envelope and appends the document to <paramref name="destination"/>.</summary>
+    /// <inheritdoc cref="TryDecompress" path="/exception"/>
+    public void Decompress(ReadOnlySpan<byte> envelope, IBufferWriter<byte> destination, ZstdDictionary? dictionary = null)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        EnvelopeHeader header = ReadHeader(envelope);
+        Span<byte> span = destination.GetSpan(header.UncompressedLength)[..header.UncompressedLength];
+        DecompressCore(envelope, header, span, dictionary);
+        destination.Advance(header.UncompressedLength);
+    }
+
+    /// <summary>Decompresses an envelope into a new array. Allocates; prefer the span or buffer-writer overloads on hot paths.</summary>
+    /// <inheritdoc cref="TryDecompress" path="/exception"/>
+    public byte[] Decompress(ReadOnlySpan<byte> envelope, ZstdDictionary? dictionary = null)
+    {
+        EnvelopeHeader header = ReadHeader(envelope);
+        byte[] result = GC.AllocateUninitializedArray<byte>(header.UncompressedLength);
+        DecompressCore(envelope, header, result, dictionary);
+        return result;
+    }
+
+    /// <summary>Reads and checks the header of an envelope against this compressor's limits.</summary>
+    /// <exception cref="InvalidDataException">Not an envelope, or a corrupt header.</exception>
+    public EnvelopeHeader ReadHeader(ReadOnlySpan<byte> envelope)
+    {
+        if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header, _maxLength))
+            ThrowHelper.ThrowCorrupt(envelope.IsEmpty ? "The value is empty, not an envelope." : $"The value is not an envelope (first byte 0x{envelope[0]:X2}, expected 0x{DocumentEnvelope.Magic:X2}).");
+        return header;
+    }
+
+    internal static void DecompressCore(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, Span<byte> destination, ZstdDictionary? dictionary)
+    {
+        if (header.DictionaryId is uint id && (dictionary is null || dictionary.Id != id))
+            throw new DictionaryNotFoundException(id, null, dictionary is null ? "the reader was given no dictionary" : $"the reader was given dictionary {dictionary.Id}");
+
+        ReadOnlySpan<byte> payload = envelope.Slice(header.HeaderLength, header.PayloadLength);
+        try
+        {
+            Codec.For(header.Codec).Decompress(payload, destination, header.DictionaryId is null ? null : dictionary);
+        }
+        catch (Exception ex) when (ex is not InvalidDataException and not OutOfMemoryException and not DictionaryNotFoundException)
+        {
+            ThrowHelper.ThrowCorrupt($"The {header.Codec} payload is corrupt: {ex.Message}", ex);
+        }
+
+        if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^DocumentEnvelope.ChecksumLength..], destination))
+        {
+            destination.Clear(); // never leave wrong bytes behind
+            ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the XxHash32 stored in the envelope.");
+        }
+    }
+
+    private static bool TryWriteStored(ReadOnlySpan<byte> source, Span<byte> destination, bool checksum, out int bytesWritten)
+    {
+        int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
+        int total = headerLength + source.Length + (checksum ? DocumentEnvelope.ChecksumLength : 0);
+        bytesWritten = 0;
+        if (destination.Length < total) return false;
+        DocumentEnvelope.WriteHeader(destination, CompressionCodec.Stored, source.Length, null, checksum);
+        source.CopyTo(destination[headerLength..]);
+        if (checksum) DocumentEnvelope.WriteChecksum(destination[(headerLength + source.Length)..], source);
+        bytesWritten = total;
+        return true;
+    }
+}

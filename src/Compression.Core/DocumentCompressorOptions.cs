@@ -1,0 +1,68 @@
+using Compression.Codecs;
+
+namespace Compression;
+
+/// <summary>How <see cref="DocumentCompressor"/> writes and reads envelopes.</summary>
+public sealed class DocumentCompressorOptions
+{
+    /// <summary>The default limit on a declared uncompressed length: 64 MiB.</summary>
+    public const int DefaultMaxUncompressedLength = 64 * 1024 * 1024;
+
+    /// <summary>The codec used for new values.</summary>
+    /// <value>Defaults to <see cref="CompressionCodec.Zstd"/>.</value>
+    public CompressionCodec Codec { get; set; } = CompressionCodec.Zstd;
+
+    /// <summary>
+    /// The codec level, or <see langword="null"/> for the codec's default. Allowed: zstd 1-22 (default 3),
+    /// lz4 0-12 (0 fast, default; 3-12 HC), snappy 0, deflate and gzip 0-9 (default 6), brotli 0-11 (default 4).
+    /// </summary>
+    /// <value>Defaults to <see langword="null"/>.</value>
+    public int? Level { get; set; }
+
+    /// <summary>Whether envelopes end with an XxHash32 of the document, so that any corruption is detected on read. Costs 4 bytes a document.</summary>
+    /// <value>Defaults to <see langword="true"/>.</value>
+    public bool Checksum { get; set; } = true;
+
+    /// <summary>Documents shorter than this many bytes are stored uncompressed (codec 0).</summary>
+    /// <value>Defaults to 32.</value>
+    public int MinimumSize { get; set; } = 32;
+
+    /// <summary>Envelopes that declare more uncompressed bytes than this are rejected on read (decompression bombs); documents larger than this are refused on write.</summary>
+    /// <value>Defaults to 64 MiB.</value>
+    public int MaxUncompressedLength { get; set; } = DefaultMaxUncompressedLength;
+
+    /// <summary>The effective level: <see cref="Level"/> or the codec's default.</summary>
+    internal int EffectiveLevel => Level ?? Compression.Codecs.Codec.For(Codec).DefaultLevel;
+
+    /// <summary>Every problem with these options, one message each; empty when valid.</summary>
+    /// <param name="prefix">The configuration path the messages name, for example <c>Compression:Defaults</c>.</param>
+    public IReadOnlyList<string> Validate(string prefix = "")
+    {
+        var errors = new List<string>();
+        string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
+        if (!Enum.IsDefined(Codec))
+        {
+            errors.Add($"{Key(nameof(Codec))}: '{Codec}' is not a codec; allowed: {string.Join(", ", Enum.GetNames<CompressionCodec>())}.");
+        }
+        else if (Level is int level)
+        {
+            var codec = Compression.Codecs.Codec.For(Codec);
+            if (level < codec.MinLevel || level > codec.MaxLevel)
+                errors.Add($"{Key(nameof(Level))}: {level} is out of range for {Codec}; allowed: {codec.MinLevel} to {codec.MaxLevel}.");
+        }
+        if (MinimumSize < 0)
+            errors.Add($"{Key(nameof(MinimumSize))}: {MinimumSize} is negative; allowed: 0 or more.");
+        if (MaxUncompressedLength < 1)
+            errors.Add($"{Key(nameof(MaxUncompressedLength))}: {MaxUncompressedLength} is not positive; allowed: 1 to {int.MaxValue}.");
+        return errors;
+    }
+
+    /// <summary>Throws one <see cref="ArgumentException"/> listing every problem, when there is any.</summary>
+    public void ThrowIfInvalid(string prefix = "")
+    {
+        var errors = Validate(prefix);
+        if (errors.Count > 0) throw new ArgumentException("Invalid compression options:" + Environment.NewLine + string.Join(Environment.NewLine, errors));
+    }
+
+    internal DocumentCompressorOptions Clone() => (DocumentCompressorOptions)MemberwiseClone();
+}

@@ -1,0 +1,120 @@
+using System.Buffers.Binary;
+using Compression.Internal;
+
+namespace Compression;
+
+/// <summary>
+/// The envelope, format v1: the self-describing binary form of every compressed value.
+/// <code>
+/// offset  size    field
+/// 0       1       magic 0xC5
+/// 1       1       bits 0-3 codec id, bits 4-5 format version (0 = v1), bit 6 checksum present, bit 7 dictionary id present
+/// 2       varint  uncompressed length (unsigned LEB128)
+/// .       varint  dictionary id (unsigned LEB128), only when bit 7 is set
+/// .       n       codec payload
+/// end-4   4       XxHash32 of the uncompressed bytes, little-endian, only when bit 6 is set
+/// </code>
+/// </summary>
+public static class DocumentEnvelope
+{
+    /// <summary>The first byte of every envelope. It is never the first byte of UTF-8 JSON text.</summary>
+    public const byte Magic = 0xC5;
+
+    /// <summary>The only format version this library reads and writes (v1, encoded as 0).</summary>
+    public const int CurrentFormatVersion = 0;
+
+    internal const int ChecksumLength = 4;
+    internal const byte CodecMask = 0x0F;
+    internal const byte VersionMask = 0x30;
+    internal const int VersionShift = 4;
+    internal const byte ChecksumFlag = 0x40;
+    internal const byte DictionaryFlag = 0x80;
+    internal const int MaxCodecId = (int)CompressionCodec.Gzip;
+
+    /// <summary>Whether <paramref name="data"/> starts like an envelope (its first byte is <see cref="Magic"/>).</summary>
+    public static bool IsEnvelope(ReadOnlySpan<byte> data) => !data.IsEmpty && data[0] == Magic;
+
+    /// <summary>
+    /// Reads the header of an envelope.
+    /// </summary>
+    /// <param name="data">The whole stored value.</param>
+    /// <param name="header">The header, when this returns <see langword="true"/>.</param>
+    /// <param name="maxUncompressedLength">Declared lengths above this are rejected (decompression bombs).</param>
+    /// <returns><see langword="false"/> when <paramref name="data"/> is not an envelope (legacy, uncompressed data).</returns>
+    /// <exception cref="InvalidDataException">The value starts like an envelope but its header is corrupt, truncated,
+    /// of an unknown codec or version, or declares a length over <paramref name="maxUncompressedLength"/>.</exception>
+    public static bool TryReadHeader(ReadOnlySpan<byte> data, out EnvelopeHeader header, int maxUncompressedLength = DocumentCompressorOptions.DefaultMaxUncompressedLength)
+    {
+        header = default;
+        if (!IsEnvelope(data)) return false;
+        if (data.Length < 3) ThrowHelper.ThrowCorrupt($"Envelope truncated: {data.Length} bytes, the header alone needs at least 3.");
+
+        byte flags = data[1];
+        int codecId = flags & CodecMask;
+        int version = (flags & VersionMask) >> VersionShift;
+        bool hasChecksum = (flags & ChecksumFlag) != 0;
+        bool hasDictionary = (flags & DictionaryFlag) != 0;
+
+        if (version != CurrentFormatVersion)
+            ThrowHelper.ThrowCorrupt($"Unknown envelope format version {version}; this reader knows only version {CurrentFormatVersion} (v1).");
+        if (codecId > MaxCodecId)
+            ThrowHelper.ThrowCorrupt($"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip).");
+
+        int offset = 2;
+        if (!Varint.TryRead(data[offset..], out uint length, out int read))
+            ThrowHelper.ThrowCorrupt("Envelope truncated or corrupt: bad uncompressed-length varint.");
+        offset += read;
+        if (length > (uint)maxUncompressedLength)
+            ThrowHelper.ThrowCorrupt($"Envelope declares {length} uncompressed bytes, over the limit of {maxUncompressedLength} (MaxUncompressedLength).");
+
+        uint? dictionaryId = null;
+        if (hasDictionary)
+        {
+            if (codecId != (int)CompressionCodec.Zstd)
+                ThrowHelper.ThrowCorrupt($"Envelope of codec {(CompressionCodec)codecId} carries a dictionary id; only zstd uses dictionaries.");
+            if (!Varint.TryRead(data[offset..], out uint id, out read))
+                ThrowHelper.ThrowCorrupt("Envelope truncated or corrupt: bad dictionary-id varint.");
+            offset += read;
+            dictionaryId = id;
+        }
+
+        int payloadLength = data.Length - offset - (hasChecksum ? ChecksumLength : 0);
+        if (payloadLength < 0)
+            ThrowHelper.ThrowCorrupt("Envelope truncated: no room for the checksum.");
+        if (codecId == (int)CompressionCodec.Stored && payloadLength != length)
+            ThrowHelper.ThrowCorrupt($"Stored envelope declares {length} bytes but holds {payloadLength}.");
+        if (length > 0 && payloadLength == 0)
+            ThrowHelper.ThrowCorrupt($"Envelope truncated: it declares {length} bytes but has no payload.");
+
+        header = new EnvelopeHeader
+        {
+            Codec = (CompressionCodec)codecId,
+            FormatVersion = version,
+            UncompressedLength = (int)length,
+            DictionaryId = dictionaryId,
+            HasChecksum = hasChecksum,
+            HeaderLength = offset,
+            PayloadLength = payloadLength,
+        };
+        return true;
+    }
+
+    /// <summary>The header length for the given values; the payload starts at this offset.</summary>
+    internal static int GetHeaderLength(int uncompressedLength, uint? dictionaryId) =>
+        2 + Varint.GetLength((uint)uncompressedLength) + (dictionaryId is uint id ? Varint.GetLength(id) : 0);
+
+    internal static int WriteHeader(Span<byte> destination, CompressionCodec codec, int uncompressedLength, uint? dictionaryId, bool checksum)
+    {
+        destination[0] = Magic;
+        destination[1] = (byte)((byte)codec | (checksum ? ChecksumFlag : 0) | (dictionaryId.HasValue ? DictionaryFlag : 0));
+        int offset = 2 + Varint.Write(destination[2..], (uint)uncompressedLength);
+        if (dictionaryId is uint id) offset += Varint.Write(destination[offset..], id);
+        return offset;
+    }
+
+    internal static void WriteChecksum(Span<byte> destination, ReadOnlySpan<byte> uncompressed) =>
+        BinaryPrimitives.WriteUInt32LittleEndian(destination, System.IO.Hashing.XxHash32.HashToUInt32(uncompressed));
+
+    internal static bool ChecksumMatches(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> uncompressed) =>
+        BinaryPrimitives.ReadUInt32LittleEndian(stored) == System.IO.Hashing.XxHash32.HashToUInt32(uncompressed);
+}

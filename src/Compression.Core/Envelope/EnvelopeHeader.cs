@@ -1,0 +1,26 @@
+namespace Compression;
+
+/// <summary>The parsed fixed part of an envelope (format v1). See <c>docs/format.md</c>.</summary>
+public readonly record struct EnvelopeHeader
+{
+    /// <summary>The codec that produced the payload.</summary>
+    public required CompressionCodec Codec { get; init; }
+
+    /// <summary>The format version (0 for v1).</summary>
+    public int FormatVersion { get; init; }
+
+    /// <summary>The exact length of the document once decompressed.</summary>
+    public required int UncompressedLength { get; init; }
+
+    /// <summary>The zstd dictionary id the payload needs, or <see langword="null"/> when none.</summary>
+    public uint? DictionaryId { get; init; }
+
+    /// <summary>Whether the envelope ends with an XxHash32 of the uncompressed bytes.</summary>
+    public bool HasChecksum { get; init; }
+
+    /// <summary>Bytes before the payload: magic, header byte, length and dictionary id varints.</summary>
+    public required int HeaderLength { get; init; }
+
+    /// <summary>Bytes of codec payload (the envelope less header and checksum).</summary>
+    public required int PayloadLength { get; init; }
+}
