@@ -1,0 +1,146 @@
+namespace Compression.Dictionaries;
+
+/// <summary>How a namespace samples documents and trains, adopts and retrains zstd dictionaries.</summary>
+public sealed class DictionaryOptions
+{
+    /// <summary>Whether dictionaries are trained and used. Without, documents are compressed alone.</summary>
+    /// <value>Defaults to <see langword="true"/>.</value>
+    public bool Enabled { get; set; } = true;
+
+    /// <summary>The largest dictionary trained, in bytes. A smaller one is trained while there are few samples (see <see cref="SampleBytesPerDictionaryByte"/>).</summary>
+    /// <value>Defaults to 16 KiB.</value>
+    public int DictionarySize { get; set; } = 16 * 1024;
+
+    /// <summary>Sample bytes needed per dictionary byte: the trained size is at most the sample bytes divided by this.</summary>
+    /// <value>Defaults to 8.</value>
+    public int SampleBytesPerDictionaryByte { get; set; } = 8;
+
+    /// <summary>The most documents the sample reservoir holds.</summary>
+    /// <value>Defaults to 2,000.</value>
+    public int MaxSampleCount { get; set; } = 2_000;
+
+    /// <summary>The most bytes the sample reservoir holds; it bounds the memory and time of a training run.</summary>
+    /// <value>Defaults to 4 MiB.</value>
+    public int MaxSampleBytes { get; set; } = 4 * 1024 * 1024;
+
+    /// <summary>Documents larger than this are not sampled (they compress well alone).</summary>
+    /// <value>Defaults to 32 KiB.</value>
+    public int MaxSampleDocumentSize { get; set; } = 32 * 1024;
+
+    /// <summary>Samples needed before the first training.</summary>
+    /// <value>Defaults to 100.</value>
+    public int MinSampleCount { get; set; } = 100;
+
+    /// <summary>Sample bytes needed before the first training.</summary>
+    /// <value>Defaults to 8 KiB.</value>
+    public int MinSampleBytes { get; set; } = 8 * 1024;
+
+    /// <summary>The share of samples held out from training to measure a candidate.</summary>
+    /// <value>Defaults to 0.2.</value>
+    public double HoldoutFraction { get; set; } = 0.2;
+
+    /// <summary>A candidate is adopted only when its held-out output is at most this share of the current output (0.9: 10% smaller).</summary>
+    /// <value>Defaults to 0.9.</value>
+    public double AdoptionThreshold { get; set; } = 0.9;
+
+    /// <summary>Retrain when the ratio observed on writes falls below this share of the ratio recorded at adoption.</summary>
+    /// <value>Defaults to 0.8.</value>
+    public double DriftThreshold { get; set; } = 0.8;
+
+    /// <summary>Writes observed since adoption before drift is judged.</summary>
+    /// <value>Defaults to 200.</value>
+    public int DriftMinDocuments { get; set; } = 200;
+
+    /// <summary>Retrain when the documents seen have grown by this factor since the last training (while that training had fewer samples than the reservoir holds).</summary>
+    /// <value>Defaults to 4.</value>
+    public double GrowthFactor { get; set; } = 4;
+
+    /// <summary>The least time between two training runs of one namespace (the rate limit).</summary>
+    /// <value>Defaults to 30 seconds.</value>
+    public TimeSpan MinTrainingInterval { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>Every problem with these options; empty when valid.</summary>
+    public IReadOnlyList<string> Validate(string prefix = "")
+    {
+        var errors = new List<string>();
+        string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
+        void Range(string name, double value, double min, double max)
+        {
+            if (double.IsNaN(value) || value < min || value > max) errors.Add($"{Key(name)}: {value} is out of range; allowed: {min} to {max}.");
+        }
+        Range(nameof(DictionarySize), DictionarySize, ZstdDictionary.MinimumSize, ZstdDictionary.DefaultMaximumSize);
+        Range(nameof(SampleBytesPerDictionaryByte), SampleBytesPerDictionaryByte, 1, 1000);
+        Range(nameof(MaxSampleCount), MaxSampleCount, 10, 1_000_000);
+        Range(nameof(MaxSampleBytes), MaxSampleBytes, 1024, 1024 * 1024 * 1024);
+        Range(nameof(MaxSampleDocumentSize), MaxSampleDocumentSize, 1, int.MaxValue);
+        Range(nameof(MinSampleCount), MinSampleCount, 10, MaxSampleCount);
+        Range(nameof(MinSampleBytes), MinSampleBytes, ZstdDictionaryTrainer.MinimumSampleBytes, MaxSampleBytes);
+        Range(nameof(HoldoutFraction), HoldoutFraction, 0.05, 0.5);
+        Range(nameof(AdoptionThreshold), AdoptionThreshold, 0.1, 1.0);
+        Range(nameof(DriftThreshold), DriftThreshold, 0.1, 1.0);
+        Range(nameof(DriftMinDocuments), DriftMinDocuments, 1, int.MaxValue);
+        Range(nameof(GrowthFactor), GrowthFactor, 1.1, 1000);
+        if (MinTrainingInterval < TimeSpan.Zero) errors.Add($"{Key(nameof(MinTrainingInterval))}: {MinTrainingInterval} is negative; allowed: 00:00:00 or more.");
+        return errors;
+    }
+
+    internal DictionaryOptions Clone() => (DictionaryOptions)MemberwiseClone();
+}
+
+/// <summary>The settings of one namespace: how documents are compressed, and how its dictionaries are trained.</summary>
+public sealed class NamespaceOptions
+{
+    /// <summary>Codec, level, checksum, minimum size and limits.</summary>
+    public DocumentCompressorOptions Compressor { get; set; } = new();
+
+    /// <summary>Dictionary sampling, training and adoption.</summary>
+    public DictionaryOptions Dictionary { get; set; } = new();
+
+    /// <summary>Every problem with these options; empty when valid.</summary>
+    public IReadOnlyList<string> Validate(string prefix = "")
+    {
+        string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
+        return [.. Compressor.Validate(Key(nameof(Compressor))), .. Dictionary.Validate(Key(nameof(Dictionary)))];
+    }
+
+    internal NamespaceOptions Clone() => new() { Compressor = Compressor.Clone(), Dictionary = Dictionary.Clone() };
+}
+
+/// <summary>The settings of a <see cref="CompressionEngine"/>.</summary>
+public sealed class CompressionEngineOptions
+{
+    /// <summary>Settings of every namespace not named in <see cref="Namespaces"/>.</summary>
+    public NamespaceOptions Defaults { get; set; } = new();
+
+    /// <summary>Settings per namespace (<c>bucket.scope.collection</c> or <c>database.collection</c>), replacing <see cref="Defaults"/>.</summary>
+    public Dictionary<string, NamespaceOptions> Namespaces { get; set; } = new(StringComparer.Ordinal);
+
+    /// <summary>How often the store is asked for versions other clients published.</summary>
+    /// <value>Defaults to 30 seconds.</value>
+    public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>The most dictionaries kept in memory; current versions are always kept.</summary>
+    /// <value>Defaults to 64.</value>
+    public int MaxCachedDictionaries { get; set; } = 64;
+
+    /// <summary>Dictionaries read from the store larger than this are refused (they are untrusted input).</summary>
+    /// <value>Defaults to 1 MiB.</value>
+    public int MaxDictionaryBytes { get; set; } = ZstdDictionary.DefaultMaximumSize;
+
+    /// <summary>Attempts to fetch a dictionary from the store before a read fails.</summary>
+    /// <value>Defaults to 3.</value>
+    public int FetchAttempts { get; set; } = 3;
+
+    /// <summary>Every problem with these options; empty when valid.</summary>
+    public IReadOnlyList<string> Validate(string prefix = "")
+    {
+        string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
+        var errors = new List<string>(Defaults.Validate(Key(nameof(Defaults))));
+        foreach (var (name, ns) in Namespaces) errors.AddRange(ns.Validate(Key($"{nameof(Namespaces)}:{name}")));
+        if (PollInterval <= TimeSpan.Zero) errors.Add($"{Key(nameof(PollInterval))}: {PollInterval} is not positive; allowed: more than 00:00:00.");
+        if (MaxCachedDictionaries < 1) errors.Add($"{Key(nameof(MaxCachedDictionaries))}: {MaxCachedDictionaries} is out of range; allowed: 1 or more.");
+        if (MaxDictionaryBytes < ZstdDictionary.MinimumSize) errors.Add($"{Key(nameof(MaxDictionaryBytes))}: {MaxDictionaryBytes} is out of range; allowed: {ZstdDictionary.MinimumSize} or more.");
+        if (FetchAttempts < 1) errors.Add($"{Key(nameof(FetchAttempts))}: {FetchAttempts} is out of range; allowed: 1 or more.");
+        return errors;
+    }
+}

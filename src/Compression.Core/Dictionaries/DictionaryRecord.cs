@@ -1,0 +1,35 @@
+namespace Compression.Dictionaries;
+
+/// <summary>
+/// One immutable dictionary version as a <see cref="IDictionaryStore"/> holds it. Never changed and never deleted
+/// automatically: every document that names its <see cref="Id"/> must stay readable.
+/// </summary>
+public sealed record DictionaryRecord
+{
+    /// <summary>The id written in every envelope compressed with this dictionary; unique in its store.</summary>
+    public required uint Id { get; init; }
+
+    /// <summary>The namespace it was trained for (<c>bucket.scope.collection</c> or <c>database.collection</c>).</summary>
+    public required string Namespace { get; init; }
+
+    /// <summary>The version within the namespace: 1 for the first dictionary, then one more for each published after it.</summary>
+    public required int Version { get; init; }
+
+    /// <summary>The zstd dictionary bytes.</summary>
+    public required ReadOnlyMemory<byte> Content { get; init; }
+
+    /// <summary>When the dictionary was published.</summary>
+    public DateTimeOffset Created { get; init; }
+
+    /// <summary>The codec the dictionary serves (always zstd today).</summary>
+    public CompressionCodec Codec { get; init; } = CompressionCodec.Zstd;
+
+    /// <summary>The zstd level it was measured at.</summary>
+    public int Level { get; init; }
+
+    /// <summary>How many sample documents it was trained on.</summary>
+    public int SampleCount { get; init; }
+
+    /// <summary>The compression ratio (raw bytes over envelope bytes) measured on held-out samples when it was trained.</summary>
+    public double Ratio { get; init; }
+}

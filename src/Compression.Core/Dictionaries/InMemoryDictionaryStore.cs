@@ -1,0 +1,75 @@
+using System.Runtime.CompilerServices;
+
+namespace Compression.Dictionaries;
+
+/// <summary>An <see cref="IDictionaryStore"/> in process memory, for tests and single-process tools. Thread-safe.</summary>
+public sealed class InMemoryDictionaryStore : ISynchronousDictionaryStore
+{
+    private readonly object _gate = new();
+    private readonly Dictionary<uint, DictionaryRecord> _byId = [];
+    private readonly Dictionary<string, List<DictionaryRecord>> _byNamespace = new(StringComparer.Ordinal);
+
+    /// <summary>How many versions the store holds.</summary>
+    public int Count { get { lock (_gate) return _byId.Count; } }
+
+    /// <inheritdoc/>
+    public DictionaryRecord? Get(uint id)
+    {
+        lock (_gate) return _byId.GetValueOrDefault(id);
+    }
+
+    /// <inheritdoc/>
+    public ValueTask<DictionaryRecord?> GetAsync(uint id, CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        return ValueTask.FromResult(Get(id));
+    }
+
+    /// <inheritdoc/>
+    public ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        lock (_gate)
+        {
+            return ValueTask.FromResult(_byNamespace.TryGetValue(@namespace, out var list) && list.Count > 0 ? list[^1] : null);
+        }
+    }
+
+    /// <inheritdoc/>
+    public ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(candidate);
+        cancellationToken.ThrowIfCancellationRequested();
+        lock (_gate)
+        {
+            if (!_byNamespace.TryGetValue(candidate.Namespace, out var list)) _byNamespace[candidate.Namespace] = list = [];
+            var existing = list.Find(r => r.Version == candidate.Version);
+            if (existing is not null) return ValueTask.FromResult(existing);
+            if (candidate.Version != (list.Count == 0 ? 1 : list[^1].Version + 1))
+                throw new ArgumentException($"Version {candidate.Version} does not follow the newest version of '{candidate.Namespace}'.", nameof(candidate));
+            if (_byId.ContainsKey(candidate.Id)) throw new DictionaryIdConflictException(candidate.Id);
+            var stored = candidate with { Content = candidate.Content.ToArray() };
+            _byId.Add(stored.Id, stored);
+            list.Add(stored);
+            return ValueTask.FromResult(stored);
+        }
+    }
+
+    /// <inheritdoc/>
+    public async IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        DictionaryRecord[] snapshot;
+        lock (_gate)
+        {
+            snapshot = @namespace is null
+                ? [.. _byId.Values.OrderBy(r => r.Created).ThenBy(r => r.Namespace, StringComparer.Ordinal).ThenBy(r => r.Version)]
+                : _byNamespace.TryGetValue(@namespace, out var list) ? [.. list] : [];
+        }
+        foreach (var record in snapshot)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            yield return record;
+        }
+        await Task.CompletedTask.ConfigureAwait(false);
+    }
+}
