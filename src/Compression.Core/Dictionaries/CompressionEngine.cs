@@ -84,6 +84,9 @@ public sealed class CompressionEngine : IAsyncDisposable, IDisposable
     /// <summary>Test and replay hook: run training on the writing thread instead of in the background.</summary>
     internal bool InlineTraining { get; set; }
 
+    /// <summary>Replay hook: the random source for sampling and hold-out splits (seeded for repeatable replays). Thread-safe by default.</summary>
+    internal Random Random { get; init; } = Random.Shared;
+
     /// <summary>Test hook: called at the start of every training run, on the training thread.</summary>
     internal Action<string>? TrainingStarting { get; set; }
 
@@ -257,7 +260,7 @@ public sealed class CompressionEngine : IAsyncDisposable, IDisposable
         ArgumentException.ThrowIfNullOrEmpty(@namespace);
         if (_namespaces.TryGetValue(@namespace, out var state)) return state;
         var options = (_options.Namespaces.TryGetValue(@namespace, out var specific) ? specific : _options.Defaults).Clone();
-        var created = new NamespaceState(@namespace, options);
+        var created = new NamespaceState(@namespace, options, Random);
         state = _namespaces.GetOrAdd(@namespace, created);
         if (ReferenceEquals(state, created) && startLoad)
         {
@@ -374,7 +377,7 @@ public sealed class CompressionEngine : IAsyncDisposable, IDisposable
         state.SamplesAtLastTraining = samples.Length;
         if (samples.Length < d.MinSampleCount) return TrainingOutcome.TooFewSamples;
 
-        Random.Shared.Shuffle(samples);
+        Random.Shuffle(samples);
         int holdoutCount = Math.Max(1, (int)(samples.Length * d.HoldoutFraction));
         byte[][] holdout = samples[..holdoutCount];
         byte[][] training = samples[holdoutCount..];

@@ -13,14 +13,14 @@ internal sealed class NamespaceState
     private long _docsSeen;
     private int _training;
 
-    public NamespaceState(string name, NamespaceOptions options)
+    public NamespaceState(string name, NamespaceOptions options, Random random)
     {
         Name = name;
         Options = options;
         Compressor = new DocumentCompressor(options.Compressor);
         UsesDictionary = options.Dictionary.Enabled && options.Compressor.Codec == CompressionCodec.Zstd;
         var d = options.Dictionary;
-        Reservoir = new SampleReservoir(d.MaxSampleCount, d.MaxSampleBytes, d.MaxSampleDocumentSize);
+        Reservoir = new SampleReservoir(d.MaxSampleCount, d.MaxSampleBytes, d.MaxSampleDocumentSize, random);
     }
 
     public string Name { get; }

@@ -12,11 +12,13 @@ internal sealed class SampleReservoir
     private readonly int _maxCount;
     private readonly long _maxBytes;
     private readonly int _maxDocumentSize;
+    private readonly Random _random;
     private long _seen;
     private long _bytes;
 
-    public SampleReservoir(int maxCount, long maxBytes, int maxDocumentSize)
+    public SampleReservoir(int maxCount, long maxBytes, int maxDocumentSize, Random? random = null)
     {
+        _random = random ?? Random.Shared;
         _maxCount = maxCount;
         _maxBytes = maxBytes;
         _maxDocumentSize = maxDocumentSize;
@@ -31,7 +33,7 @@ internal sealed class SampleReservoir
     {
         if (document.IsEmpty || document.Length > _maxDocumentSize || document.Length > _maxBytes) return;
         long n = Interlocked.Increment(ref _seen);
-        long slot = n <= _maxCount ? -1 : Random.Shared.NextInt64(n);
+        long slot = n <= _maxCount ? -1 : _random.NextInt64(n);
         if (slot >= _maxCount) return; // not sampled: the common case once the reservoir is full
 
         byte[] copy = document.ToArray();
@@ -44,7 +46,7 @@ internal sealed class SampleReservoir
                 return;
             }
             if (_items.Count == 0) return;
-            int index = (int)(slot < 0 ? Random.Shared.Next(_items.Count) : slot % _items.Count);
+            int index = (int)(slot < 0 ? _random.Next(_items.Count) : slot % _items.Count);
             long bytes = _bytes - _items[index].Length + copy.Length;
             if (bytes > _maxBytes) return;
             _items[index] = copy;
