@@ -1,0 +1,270 @@
+using Compression.Dictionaries;
+using MongoDB.Bson;
+using MongoDB.Bson.IO;
+using MongoDB.Bson.Serialization;
+using MongoDB.Bson.Serialization.Attributes;
+using MongoDB.Driver;
+using Xunit;
+
+namespace Compression.MongoDB.Tests;
+
+public sealed class Movie
+{
+    public ObjectId Id { get; set; }
+
+    public string Title { get; set; } = "";
+
+    public int Year { get; set; }
+
+    [BsonElement("genre")]
+    public string Genre { get; set; } = "";
+
+    public string Plot { get; set; } = "";
+
+    public List<string> Cast { get; set; } = [];
+
+    public double? Rating { get; set; }
+}
+
+/// <summary>
+/// BSON-level tests of the serializer: they run the driver's own serialization, LINQ translation and id handling,
+/// without a server (a real mongod cannot be had on this machine; see docs/dependencies.md).
+/// </summary>
+public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
+{
+    private const string Ns = "shop.movies";
+    private readonly CompressionEngine _engine = new(new InMemoryDictionaryStore());
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public async Task DisposeAsync() => await _engine.DisposeAsync();
+
+    internal static Movie NewMovie(Random random) => new()
+    {
+        Id = ObjectId.GenerateNewId(),
+        Title = $"The Film {random.Next(1000)}",
+        Year = random.Next(1950, 2025),
+        Genre = random.Next(2) == 0 ? "Drama" : "Comedy",
+        Plot = string.Join(' ', Enumerable.Range(0, 30).Select(i => (i * random.Next(1, 5)) % 7 == 0 ? "hero" : "the city at night")),
+        Cast = ["Ana Lopez", "John Carter", $"Extra {random.Next(50)}"],
+        Rating = random.Next(3) == 0 ? null : random.Next(10, 99) / 10.0,
+    };
+
+    private static BsonDocument Write<T>(IBsonSerializer<T> serializer, T value)
+    {
+        var document = new BsonDocument();
+        using var writer = new BsonDocumentWriter(document);
+        serializer.Serialize(BsonSerializationContext.CreateRoot(writer), value);
+        return document;
+    }
+
+    private static T Read<T>(IBsonSerializer<T> serializer, BsonDocument document)
+    {
+        using var reader = new BsonDocumentReader(document);
+        return serializer.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+    }
+
+    private static readonly BsonClassMapSerializer<Movie> PlainSerializer = new(BsonClassMap.LookupClassMap(typeof(Movie)));
+
+    private static void AssertSame(Movie expected, Movie actual) =>
+        Assert.Equal(expected.ToBsonDocument(PlainSerializer), actual.ToBsonDocument(PlainSerializer));
+
+    [Fact]
+    public void Serialize_StoresIdClearFieldsAndEnvelope_AndRoundTrips()
+    {
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Title", "Genre"] });
+        var movie = NewMovie(new Random(1));
+        BsonDocument stored = Write(serializer, movie);
+
+        Assert.Equal(["_id", "Title", "genre", "_z"], stored.Names.ToArray());
+        Assert.Equal(movie.Id, stored["_id"].AsObjectId);
+        Assert.Equal(movie.Title, stored["Title"].AsString);
+        var binary = stored["_z"].AsBsonBinaryData;
+        Assert.Equal(BsonBinarySubType.UserDefined, binary.SubType);
+        Assert.Equal(DocumentEnvelope.Magic, binary.Bytes[0]);
+        Assert.False(stored.Contains("Plot"));
+        AssertSame(movie, Read(serializer, stored));
+    }
+
+    [Fact]
+    public void Deserialize_LegacyPlainDocument_ReadsAsIs()
+    {
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var movie = NewMovie(new Random(2));
+        BsonDocument plain = movie.ToBsonDocument(PlainSerializer);
+        AssertSame(movie, Read(serializer, plain));
+    }
+
+    [Fact]
+    public void CompressionSwitchedOffAndOn_EveryDocumentStaysReadable()
+    {
+        var random = new Random(3);
+        var on = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var off = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { Compress = false });
+        var a = NewMovie(random);
+        var b = NewMovie(random);
+        var c = NewMovie(random);
+        BsonDocument writtenOn = Write(on, a);
+        BsonDocument writtenOff = Write(off, b);
+        BsonDocument writtenOnAgain = Write(on, c);
+
+        Assert.True(writtenOn.Contains("_z"));
+        Assert.False(writtenOff.Contains("_z"));
+        Assert.True(writtenOnAgain.Contains("_z"));
+        foreach (var reader in new[] { on, off })
+        {
+            AssertSame(a, Read(reader, writtenOn));
+            AssertSame(b, Read(reader, writtenOff));
+            AssertSame(c, Read(reader, writtenOnAgain));
+        }
+    }
+
+    [Fact]
+    public async Task ManyDocuments_TrainADictionary_AndAColdEngineReadsEveryDocument()
+    {
+        var store = new InMemoryDictionaryStore();
+        await using var writerEngine = new CompressionEngine(store);
+        var serializer = new CompressedDocumentSerializer<Movie>(writerEngine, Ns);
+        var random = new Random(4);
+        var movies = Enumerable.Range(0, 600).Select(_ => NewMovie(random)).ToList();
+        var stored = movies.Select(m => Write(serializer, m)).ToList();
+        var result = await writerEngine.TrainAsync(Ns);
+        Assert.Contains(result.Outcome, new[] { TrainingOutcome.Adopted, TrainingOutcome.AlreadyRunning, TrainingOutcome.NotBetter });
+        var later = Enumerable.Range(0, 50).Select(_ => NewMovie(random)).ToList();
+        stored.AddRange(later.Select(m => Write(serializer, m)));
+        movies.AddRange(later);
+
+        await using var cold = new CompressionEngine(store);
+        var reader = new CompressedDocumentSerializer<Movie>(cold, Ns);
+        for (int i = 0; i < movies.Count; i++) AssertSame(movies[i], Read(reader, stored[i]));
+        Assert.Contains(stored, d => DocumentEnvelope.TryReadHeader(d["_z"].AsBsonBinaryData.Bytes, out var h) && h.DictionaryId is not null);
+    }
+
+    [Fact]
+    public void Deserialize_CorruptEnvelope_ThrowsNamingTheId()
+    {
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var movie = NewMovie(new Random(5));
+        BsonDocument stored = Write(serializer, movie);
+        byte[] bytes = stored["_z"].AsBsonBinaryData.Bytes;
+        bytes[^3] ^= 0x40;
+        stored["_z"] = new BsonBinaryData(bytes, BsonBinarySubType.UserDefined);
+        var ex = Assert.Throws<InvalidDataException>(() => Read(serializer, stored));
+        Assert.Contains(movie.Id.ToString(), ex.Message);
+        Assert.Contains(Ns, ex.Message);
+
+        stored["_z"] = "not binary";
+        ex = Assert.Throws<InvalidDataException>(() => Read(serializer, stored));
+        Assert.Contains(movie.Id.ToString(), ex.Message);
+    }
+
+    [Fact]
+    public async Task Deserialize_MissingDictionary_ThrowsNamingTheIdAndDictionary()
+    {
+        await using var writerEngine = new CompressionEngine(new InMemoryDictionaryStore());
+        var writer = new CompressedDocumentSerializer<Movie>(writerEngine, Ns);
+        var random = new Random(6);
+        for (int i = 0; i < 400; i++) Write(writer, NewMovie(random));
+        var trained = await writerEngine.TrainAsync(Ns);
+        var dictionary = trained.Dictionary ?? writerEngine.GetCurrentDictionary(Ns);
+        Assert.NotNull(dictionary);
+        var movie = NewMovie(random);
+        BsonDocument stored = Write(writer, movie);
+
+        var reader = new CompressedDocumentSerializer<Movie>(_engine, Ns); // another store: the dictionary is not there
+        var ex = Assert.Throws<DictionaryNotFoundException>(() => Read(reader, stored));
+        Assert.Contains(movie.Id.ToString(), ex.Message);
+        Assert.Equal(dictionary.Id, ex.DictionaryId);
+    }
+
+    [Fact]
+    public void TryGetMemberSerializationInfo_ClearMemberResolves_CompressedMemberThrowsSayingSo()
+    {
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Genre"] });
+        Assert.True(serializer.TryGetMemberSerializationInfo("Genre", out var info));
+        Assert.Equal("genre", info.ElementName);
+        Assert.True(serializer.TryGetMemberSerializationInfo("Id", out var idInfo));
+        Assert.Equal("_id", idInfo.ElementName);
+        var ex = Assert.Throws<InvalidOperationException>(() => serializer.TryGetMemberSerializationInfo("Plot", out _));
+        Assert.Contains("compressed", ex.Message);
+        Assert.Contains("Plot", ex.Message);
+    }
+
+    [Fact]
+    public void Constructor_UnknownClearField_FailsNamingTheMembers()
+    {
+        var ex = Assert.Throws<ArgumentException>(() => new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Nope"] }));
+        Assert.Contains("Nope", ex.Message);
+        Assert.Contains("Title", ex.Message);
+    }
+
+    [Fact]
+    public void IdProvider_DelegatesToTheClassMap()
+    {
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var movie = new Movie();
+        Assert.True(serializer.GetDocumentId(movie, out object id, out Type nominalType, out IIdGenerator generator));
+        Assert.Equal(typeof(ObjectId), nominalType);
+        Assert.NotNull(generator);
+        Assert.True(generator.IsEmpty(id));
+        var newId = ObjectId.GenerateNewId();
+        serializer.SetDocumentId(movie, newId);
+        Assert.Equal(newId, movie.Id);
+    }
+}
+
+public sealed class Registered
+{
+    public int Id { get; set; }
+
+    public string Name { get; set; } = "";
+
+    public string Body { get; set; } = "";
+}
+
+public sealed class LateRegistered
+{
+    public int Id { get; set; }
+}
+
+/// <summary>Global-registry behaviour: LINQ translation through the registered serializer, and too-late registration.</summary>
+public sealed class RegistrationTests
+{
+    private static readonly CompressionEngine Engine = new(new InMemoryDictionaryStore());
+
+    static RegistrationTests() =>
+        CompressedDocumentSerializer.Register<Registered>(Engine, "db.registered", new CompressedDocumentOptions { ClearFields = ["Name"] });
+
+    [Fact]
+    public void Linq_OnAClearField_TranslatesToAFilterOnTheClearElement()
+    {
+        var collection = new MongoClient("mongodb://127.0.0.1:1").GetDatabase("db").GetCollection<Registered>("registered");
+        string query = collection.AsQueryable().Where(r => r.Name == "Ada").ToString()!;
+        Assert.Contains("\"Name\" : \"Ada\"", query);
+    }
+
+    [Fact]
+    public void Linq_OnACompressedField_FailsSayingTheMemberIsCompressed()
+    {
+        var serializer = BsonSerializer.LookupSerializer<Registered>();
+        var args = new RenderArgs<Registered>(serializer, BsonSerializer.SerializerRegistry);
+        var clear = Builders<Registered>.Filter.Where(r => r.Name == "Ada").Render(args);
+        Assert.Equal(new BsonDocument("Name", "Ada"), clear);
+
+        var ex = Assert.Throws<InvalidOperationException>(() => Builders<Registered>.Filter.Where(r => r.Body == "x").Render(args));
+        Assert.Contains("Body", ex.Message);
+        Assert.Contains("compressed", ex.Message);
+
+        // The queryable reports the same reason when it is printed.
+        var collection = new MongoClient("mongodb://127.0.0.1:1").GetDatabase("db").GetCollection<Registered>("registered");
+        Assert.Contains("is compressed", collection.AsQueryable().Where(r => r.Body == "x").ToString());
+    }
+
+    [Fact]
+    public void Register_AfterTheDriverCachedASerializer_FailsLoudly()
+    {
+        _ = BsonSerializer.LookupSerializer<LateRegistered>();
+        var ex = Assert.Throws<InvalidOperationException>(() => CompressedDocumentSerializer.Register<LateRegistered>(Engine, "db.late"));
+        Assert.Contains("start-up", ex.Message);
+    }
+}
