@@ -14,7 +14,7 @@ namespace Compression;
 /// </remarks>
 public sealed class DocumentCompressor
 {
-    private readonly Codec _codec;
+    private readonly Codecs.Codec _codec;
     private readonly int _level;
     private readonly bool _checksum;
     private readonly int _minimumSize;
@@ -26,16 +26,21 @@ public sealed class DocumentCompressor
     {
         options = (options ?? new DocumentCompressorOptions()).Clone();
         options.ThrowIfInvalid();
-        Options = options;
-        _codec = Codec.For(options.Codec);
+        _codec = Codecs.Codec.For(options.Codec);
         _level = options.EffectiveLevel;
         _checksum = options.Checksum;
         _minimumSize = options.MinimumSize;
         _maxLength = options.MaxUncompressedLength;
     }
 
-    /// <summary>A copy of the options this compressor was created with.</summary>
-    public DocumentCompressorOptions Options { get; }
+    /// <summary>The codec new values are compressed with.</summary>
+    public CompressionCodec Codec => _codec.Id;
+
+    /// <summary>The effective codec level.</summary>
+    public int Level => _level;
+
+    /// <summary>Whether new envelopes carry a checksum.</summary>
+    public bool Checksum => _checksum;
 
     /// <summary>The largest envelope <see cref="TryCompress"/> can produce for a document of <paramref name="sourceLength"/> bytes.</summary>
     public static int GetMaxEnvelopeLength(int sourceLength)
@@ -164,7 +169,7 @@ public sealed class DocumentCompressor
         ReadOnlySpan<byte> payload = envelope.Slice(header.HeaderLength, header.PayloadLength);
         try
         {
-            Codec.For(header.Codec).Decompress(payload, destination, header.DictionaryId is null ? null : dictionary);
+            Codecs.Codec.For(header.Codec).Decompress(payload, destination, header.DictionaryId is null ? null : dictionary);
         }
         catch (Exception ex) when (ex is not InvalidDataException and not OutOfMemoryException and not DictionaryNotFoundException)
         {
