@@ -19,6 +19,7 @@ public sealed class DocumentCompressor
     private readonly bool _checksum;
     private readonly int _minimumSize;
     private readonly int _maxLength;
+    private readonly bool _requireChecksum;
 
     /// <summary>Creates a compressor; the options are validated and copied.</summary>
     /// <exception cref="ArgumentException">The options are invalid; the message lists every problem.</exception>
@@ -31,6 +32,7 @@ public sealed class DocumentCompressor
         _checksum = options.Checksum;
         _minimumSize = options.MinimumSize;
         _maxLength = options.MaxUncompressedLength;
+        _requireChecksum = options.RequireChecksum;
     }
 
     /// <summary>The codec new values are compressed with.</summary>
@@ -158,6 +160,8 @@ public sealed class DocumentCompressor
     {
         if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header, _maxLength))
             ThrowHelper.ThrowCorrupt(envelope.IsEmpty ? "The value is empty, not an envelope." : $"The value is not an envelope (first byte 0x{envelope[0]:X2}, expected 0x{DocumentEnvelope.Magic:X2}).");
+        if (_requireChecksum && !header.HasChecksum)
+            ThrowHelper.ThrowCorrupt("The envelope carries no checksum, and this reader requires one (RequireChecksum).");
         return header;
     }
 

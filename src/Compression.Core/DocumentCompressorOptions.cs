@@ -23,6 +23,14 @@ public sealed class DocumentCompressorOptions
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool Checksum { get; set; } = true;
 
+    /// <summary>
+    /// Whether reading rejects envelopes that carry no checksum. The checksum flag is itself a header bit, so a
+    /// corruption that clears it would also switch verification off; a reader whose writers always add checksums can
+    /// close that gap with this option. Leave it off while envelopes written without checksums must stay readable.
+    /// </summary>
+    /// <value>Defaults to <see langword="false"/>.</value>
+    public bool RequireChecksum { get; set; }
+
     /// <summary>Documents shorter than this many bytes are stored uncompressed (codec 0).</summary>
     /// <value>Defaults to 32.</value>
     public int MinimumSize { get; set; } = 32;

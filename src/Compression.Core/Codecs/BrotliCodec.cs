@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.IO.Compression;
 
 namespace Compression.Codecs;
@@ -18,8 +19,12 @@ internal sealed class BrotliCodec : Codec
 
     public override void Decompress(ReadOnlySpan<byte> source, Span<byte> destination, ZstdDictionary? dictionary)
     {
-        if (!BrotliDecoder.TryDecompress(source, destination, out int n))
-            Internal.ThrowHelper.ThrowCorrupt("Brotli payload is corrupt, truncated, or decodes to more bytes than the envelope declares.");
+        using var decoder = new BrotliDecoder();
+        OperationStatus status = decoder.Decompress(source, destination, out int consumed, out int n);
+        if (status != OperationStatus.Done)
+            Internal.ThrowHelper.ThrowCorrupt($"Brotli payload is corrupt, truncated, or decodes to more bytes than the envelope declares ({status}).");
+        if (consumed != source.Length)
+            Internal.ThrowHelper.ThrowCorrupt($"Brotli payload has {source.Length - consumed} bytes after the end of its stream.");
         if (n != destination.Length) ThrowLengthMismatch(n, destination.Length);
     }
 }
