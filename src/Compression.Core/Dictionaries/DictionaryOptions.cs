@@ -12,8 +12,8 @@ public sealed class DictionaryOptions
     public int DictionarySize { get; set; } = 16 * 1024;
 
     /// <summary>Sample bytes needed per dictionary byte: the trained size is at most the sample bytes divided by this.</summary>
-    /// <value>Defaults to 8.</value>
-    public int SampleBytesPerDictionaryByte { get; set; } = 8;
+    /// <value>Defaults to 4.</value>
+    public int SampleBytesPerDictionaryByte { get; set; } = 4;
 
     /// <summary>The most documents the sample reservoir holds.</summary>
     /// <value>Defaults to 2,000.</value>
@@ -28,12 +28,12 @@ public sealed class DictionaryOptions
     public int MaxSampleDocumentSize { get; set; } = 32 * 1024;
 
     /// <summary>Samples needed before the first training.</summary>
-    /// <value>Defaults to 100.</value>
-    public int MinSampleCount { get; set; } = 100;
+    /// <value>Defaults to 32.</value>
+    public int MinSampleCount { get; set; } = 32;
 
     /// <summary>Sample bytes needed before the first training.</summary>
-    /// <value>Defaults to 8 KiB.</value>
-    public int MinSampleBytes { get; set; } = 8 * 1024;
+    /// <value>Defaults to 4 KiB.</value>
+    public int MinSampleBytes { get; set; } = 4 * 1024;
 
     /// <summary>The share of samples held out from training to measure a candidate.</summary>
     /// <value>Defaults to 0.2.</value>
