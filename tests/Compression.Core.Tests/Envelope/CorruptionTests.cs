@@ -173,3 +173,23 @@ public sealed class CorruptionTests
         Assert.Throws<InvalidDataException>(() => ZstdDictionary.Create(1, broken));
     }
 }
+
+/// <summary>Snappy (Snappier) and raw deflate stop at the end of their stream and cannot report unread input; see docs/format.md.</summary>
+public sealed class TrailingBytesTests
+{
+    [Theory]
+    [InlineData(CompressionCodec.Stored)]
+    [InlineData(CompressionCodec.Zstd)]
+    [InlineData(CompressionCodec.Lz4)]
+    [InlineData(CompressionCodec.Brotli)]
+    public void Decompress_BytesAfterThePayload_AreRejected(CompressionCodec codec)
+    {
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Checksum = false });
+        byte[] envelope = compressor.Compress(Corpus.Json(3000, 9));
+        foreach (byte extra in new byte[] { 0x00, 0x01, 0xFF })
+        {
+            byte[] longer = [.. envelope, extra];
+            Assert.Throws<InvalidDataException>(() => compressor.Decompress(longer));
+        }
+    }
+}
