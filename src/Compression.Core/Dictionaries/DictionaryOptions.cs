@@ -8,8 +8,8 @@ public sealed class DictionaryOptions
     public bool Enabled { get; set; } = true;
 
     /// <summary>The largest dictionary trained, in bytes. A smaller one is trained while there are few samples (see <see cref="SampleBytesPerDictionaryByte"/>).</summary>
-    /// <value>Defaults to 16 KiB.</value>
-    public int DictionarySize { get; set; } = 16 * 1024;
+    /// <value>Defaults to 32 KiB (measured: see docs/dictionary-defaults.md).</value>
+    public int DictionarySize { get; set; } = 32 * 1024;
 
     /// <summary>Sample bytes needed per dictionary byte: the trained size is at most the sample bytes divided by this.</summary>
     /// <value>Defaults to 4.</value>
