@@ -278,6 +278,8 @@ public sealed class CompressionEngine : IAsyncDisposable, IDisposable
                 {
                     state.Loaded = true;
                 }
+                // Writes that came before the load finished could not start training: check once more now.
+                if (state.UsesDictionary && !_stopping.IsCancellationRequested) MaybeStartTraining(state);
             });
         }
         return state;

@@ -13,6 +13,7 @@ internal sealed class ControllableStore(InMemoryDictionaryStore inner) : IDictio
     public volatile bool FailPublish;
     public volatile bool FailGet;
     public TimeSpan GetDelay;
+    public TimeSpan CurrentDelay;
 
     public int GetCalls => Volatile.Read(ref _getCalls);
 
@@ -26,8 +27,12 @@ internal sealed class ControllableStore(InMemoryDictionaryStore inner) : IDictio
         return await Inner.GetAsync(id, cancellationToken);
     }
 
-    public ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default) =>
-        FailGet ? throw new IOException("store unreachable (test)") : Inner.GetCurrentAsync(@namespace, cancellationToken);
+    public async ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
+    {
+        if (CurrentDelay > TimeSpan.Zero) await Task.Delay(CurrentDelay, cancellationToken);
+        if (FailGet) throw new IOException("store unreachable (test)");
+        return await Inner.GetCurrentAsync(@namespace, cancellationToken);
+    }
 
     public ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
     {
