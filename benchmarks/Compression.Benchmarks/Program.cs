@@ -1,1 +1,21 @@
-class P{static void Main(){}}
+using BenchmarkDotNet.Columns;
+using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Diagnosers;
+using BenchmarkDotNet.Exporters;
+using BenchmarkDotNet.Running;
+
+namespace Compression.Benchmarks;
+
+public static class Program
+{
+    public static void Main(string[] args)
+    {
+        var config = DefaultConfig.Instance
+            .AddDiagnoser(MemoryDiagnoser.Default)
+            .AddExporter(MarkdownExporter.GitHub)
+            .AddColumn(new RatioColumn(), new ThroughputColumn())
+            .HideColumns(Column.Error, Column.StdDev, Column.Median, Column.RatioSD);
+        FactsFile.Reset();
+        BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, config);
+    }
+}
