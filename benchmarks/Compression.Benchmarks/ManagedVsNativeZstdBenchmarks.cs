@@ -63,7 +63,8 @@ public unsafe class ManagedVsNativeZstdBenchmarks
             byte[] nativeFrame = NativeCompress(_documents[i]).ToArray();
             managedBytes += managedFrame.Length;
             nativeBytes += nativeFrame.Length;
-            if (!_managedDecompressor.Unwrap(nativeFrame, _documents[i].Length).SequenceEqual(_documents[i])) throw new InvalidOperationException("native frame did not decode with ZstdSharp");
+            int decoded = _managedDecompressor.Unwrap(nativeFrame, _buffer);
+            if (!_buffer.AsSpan(0, decoded).SequenceEqual(_documents[i])) throw new InvalidOperationException("native frame did not decode with ZstdSharp");
             if (!NativeDecompress(managedFrame, _documents[i].Length).SequenceEqual(_documents[i])) throw new InvalidOperationException("managed frame did not decode with libzstd");
             _frames[i] = nativeFrame;
         }

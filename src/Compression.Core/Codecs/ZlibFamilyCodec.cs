@@ -24,26 +24,18 @@ internal sealed unsafe class ZlibFamilyCodec : Codec
         bytesWritten = 0;
         fixed (byte* dst = destination)
         {
-            using var output = new UnmanagedMemoryStream(dst, 0, destination.Length, FileAccess.Write);
-            try
+            // A stream that stops (and says so) at the end of the destination instead of throwing: output that does not
+            // fit is the common "compression does not pay" case on small documents, and exceptions would make it slow.
+            var output = new BoundedWriteStream(dst, destination.Length);
+            var options = new ZLibCompressionOptions { CompressionLevel = level };
+            using (Stream zip = Id == CompressionCodec.Gzip
+                ? new GZipStream(output, options, leaveOpen: true)
+                : new DeflateStream(output, options, leaveOpen: true))
             {
-                var options = new ZLibCompressionOptions { CompressionLevel = level };
-                using (Stream zip = Id == CompressionCodec.Gzip
-                    ? new GZipStream(output, options, leaveOpen: true)
-                    : new DeflateStream(output, options, leaveOpen: true))
-                {
-                    zip.Write(source);
-                }
+                zip.Write(source);
             }
-            catch (NotSupportedException)
-            {
-                return false; // the output outgrew the destination: compression does not pay
-            }
-            catch (IOException)
-            {
-                return false;
-            }
-            bytesWritten = (int)output.Position;
+            if (output.Overflowed) return false;
+            bytesWritten = output.Length32;
             return true;
         }
     }
@@ -67,5 +59,40 @@ internal sealed unsafe class ZlibFamilyCodec : Codec
             if (zip.Read(probe) != 0)
                 Internal.ThrowHelper.ThrowCorrupt($"{Id} payload decodes to more than the {destination.Length} bytes the envelope declares.");
         }
+    }
+
+    /// <summary>A write-only stream over fixed memory that records overflow instead of throwing.</summary>
+    private sealed class BoundedWriteStream(byte* buffer, int capacity) : Stream
+    {
+        private int _position;
+
+        public bool Overflowed { get; private set; }
+
+        public int Length32 => _position;
+
+        public override bool CanRead => false;
+        public override bool CanSeek => false;
+        public override bool CanWrite => true;
+        public override long Length => _position;
+        public override long Position { get => _position; set => throw new NotSupportedException(); }
+
+        public override void Write(ReadOnlySpan<byte> data)
+        {
+            if (Overflowed) return;
+            if (data.Length > capacity - _position)
+            {
+                Overflowed = true;
+                return;
+            }
+            data.CopyTo(new Span<byte>(buffer + _position, capacity - _position));
+            _position += data.Length;
+        }
+
+        public override void Write(byte[] data, int offset, int count) => Write(data.AsSpan(offset, count));
+        public override void WriteByte(byte value) => Write([value]);
+        public override void Flush() { }
+        public override int Read(byte[] data, int offset, int count) => throw new NotSupportedException();
+        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
+        public override void SetLength(long value) => throw new NotSupportedException();
     }
 }
