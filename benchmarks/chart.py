@@ -11,7 +11,7 @@ import sys
 def rows(path):
     header = None
     for line in open(path, encoding="utf-8"):
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        cells = [c.strip().replace("**", "") for c in line.strip().strip("|").split("|")]
         if header is None:
             if "Method" in cells and "Case" in cells:
                 header = cells
