@@ -620,7 +620,7 @@ public sealed class CompressionEngine : IAsyncDisposable, IDisposable
             {
                 await work().ConfigureAwait(false);
             }
-            catch (Exception ex) when (ex is OperationCanceledException || ex is not OutOfMemoryException)
+            catch (Exception ex) when (ex is not OutOfMemoryException)
             {
                 // Logged where it happened; a background failure never reaches the write path.
             }

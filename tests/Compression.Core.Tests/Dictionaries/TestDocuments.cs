@@ -53,8 +53,6 @@ internal static class TestDocuments
           .Append((random.NextDouble() * 180 - 90).ToString("F4", System.Globalization.CultureInfo.InvariantCulture)).Append("]}}");
         return Encoding.UTF8.GetBytes(sb.ToString());
     }
-
-    public static CompressionEngineOptionsBuilder Options() => new();
 }
 
 internal sealed class CompressionEngineOptionsBuilder
