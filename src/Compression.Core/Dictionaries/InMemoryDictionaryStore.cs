@@ -2,7 +2,12 @@ using System.Runtime.CompilerServices;
 
 namespace Compression.Dictionaries;
 
-/// <summary>An <see cref="IDictionaryStore"/> in process memory, for tests and single-process tools. Thread-safe.</summary>
+/// <summary>
+/// An <see cref="IDictionaryStore"/> in process memory, for tests and single-process tools. Thread-safe.
+/// Its dictionaries die with the process, and with them the ability to read what they compressed: anything that
+/// stores envelopes beyond the process's life needs a persistent store (<see cref="FileDictionaryStore"/>, or a
+/// database's own).
+/// </summary>
 public sealed class InMemoryDictionaryStore : ISynchronousDictionaryStore
 {
     private readonly object _gate = new();

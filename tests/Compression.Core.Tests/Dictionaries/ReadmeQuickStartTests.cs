@@ -9,7 +9,8 @@ public sealed class ReadmeQuickStartTests
     [Fact]
     public async Task QuickStart_Engine_RoundTripsTheDocument()
     {
-        var store = new InMemoryDictionaryStore();
+        string folder = Directory.CreateTempSubdirectory("readme-").FullName;
+        var store = new FileDictionaryStore(Path.Combine(folder, "dictionaries"));
         await using var engine = new CompressionEngine(store);
         await engine.InitializeAsync("shop.orders");
 
@@ -19,6 +20,8 @@ public sealed class ReadmeQuickStartTests
 
         Assert.Equal(json, back);
         Assert.Equal(DocumentEnvelope.Magic, envelope[0]);
+        await engine.DisposeAsync();
+        Directory.Delete(folder, recursive: true);
     }
 
     [Fact]
