@@ -72,10 +72,11 @@ public sealed class DocumentCompressor
         {
             uint? dictionaryId = _codec.Id == CompressionCodec.Zstd ? dictionary?.Id : null;
             int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, dictionaryId);
-            // The payload must be smaller than the source, or the document is stored: give the codec exactly that room.
-            int room = Math.Min(destination.Length - headerLength - checksumLength, source.Length - 1);
+            // The envelope must be smaller than the stored one, or the document is stored: give the codec exactly that room.
+            int storedHeaderLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
+            int room = Math.Min(destination.Length - headerLength - checksumLength, storedHeaderLength + source.Length - headerLength - 1);
             if (room > 0 && _codec.TryCompress(source, destination.Slice(headerLength, room), _level,
-                    dictionaryId is null ? null : dictionary, out int payloadLength) && payloadLength < source.Length)
+                    dictionaryId is null ? null : dictionary, out int payloadLength) && payloadLength <= room)
             {
                 DocumentEnvelope.WriteHeader(destination, _codec.Id, source.Length, dictionaryId, _checksum);
                 int end = headerLength + payloadLength;

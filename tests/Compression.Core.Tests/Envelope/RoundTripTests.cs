@@ -73,6 +73,10 @@ public sealed class RoundTripTests
             Assert.Equal(document, compressor.Decompress(withDictionary, dictionary));
             Assert.True(DocumentEnvelope.TryReadHeader(withDictionary, out var header));
             if (header.Codec == CompressionCodec.Zstd) Assert.Equal(dictionary.Id, header.DictionaryId);
+            // Never larger than storing the document (header, document, checksum).
+            int stored = 2 + Compression.Internal.Varint.GetLength((uint)document.Length) + document.Length + 4;
+            Assert.InRange(withDictionary.Length, 1, stored);
+            Assert.InRange(plain.Length, 1, stored);
         }
     }
 
