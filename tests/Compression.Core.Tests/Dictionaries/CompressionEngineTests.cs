@@ -304,6 +304,30 @@ public sealed class CompressionEngineTests
     }
 
     [Fact]
+    public async Task Decompress_DictionaryFromTheStoreIsCorruptOrTooLarge_FailsClearly()
+    {
+        var good = new InMemoryDictionaryStore();
+        await using var writer = new CompressionEngine(good, CompressionEngineOptionsBuilder.Fast());
+        var record = await TrainOnAsync(writer, new Random(41));
+        var envelope = writer.Compress(Ns, TestDocuments.Movie(new Random(42)));
+
+        // A store that hands back damaged bytes under the right id: dictionaries from a database are untrusted input.
+        var damaged = new InMemoryDictionaryStore();
+        byte[] bytes = record.Content.ToArray();
+        Array.Fill(bytes, (byte)0xFF, 8, 64);
+        await damaged.PublishAsync(record with { Content = bytes });
+        await using var reader = new CompressionEngine(damaged, CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1)));
+        var ex = Assert.Throws<InvalidDataException>(() => reader.Decompress("db.other", envelope));
+        Assert.Contains(record.Id.ToString(System.Globalization.CultureInfo.InvariantCulture), ex.Message);
+
+        var small = CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1));
+        small.MaxDictionaryBytes = 1024;
+        await using var strict = new CompressionEngine(good, small);
+        ex = Assert.Throws<InvalidDataException>(() => strict.Decompress("db.other", envelope));
+        Assert.Contains("MaxDictionaryBytes", ex.Message);
+    }
+
+    [Fact]
     public async Task Refresh_PicksUpAVersionPublishedByAnotherClient()
     {
         var store = new InMemoryDictionaryStore();
