@@ -7,10 +7,10 @@ namespace Compression.Dictionaries;
 
 /// <summary>
 /// An <see cref="IDictionaryStore"/> in a folder: for single-host applications, tools and tests that must survive a
-/// restart. Every version is two files created with <see cref="FileMode.CreateNew"/>, so publication is insert-only
-/// even between processes: <c>{id}.dict.json</c> (the record) and <c>{namespace}.v{version}.id</c> (which id won that
+/// restart. Every version is two files, each written aside and then moved into place without overwriting, so
+/// publication is atomic and insert-only even between processes: <c>{id}.dict.json</c> (the record) and <c>{namespace}.v{version}.id</c> (which id won that
 /// version). Nothing is ever deleted, except a record file that lost its version race, which no envelope can name.
-/// Shared by several hosts only through a file system with atomic create-new semantics.
+/// Shared by several hosts only through a file system whose no-overwrite move is atomic (local file systems are).
 /// </summary>
 public sealed class FileDictionaryStore : ISynchronousDictionaryStore
 {
@@ -56,28 +56,15 @@ public sealed class FileDictionaryStore : ISynchronousDictionaryStore
         string versionPath = VersionPath(candidate.Namespace, candidate.Version);
         if (File.Exists(versionPath)) return ValueTask.FromResult(Get(ReadWinner(candidate.Namespace, candidate.Version))!);
         int newest = Versions(candidate.Namespace).DefaultIfEmpty(0).Max();
+        if (candidate.Version <= newest) return ValueTask.FromResult(Get(ReadWinner(candidate.Namespace, candidate.Version))!); // published meanwhile
         if (candidate.Version != newest + 1)
             throw new ArgumentException($"Version {candidate.Version} does not follow the newest version ({newest}) of '{candidate.Namespace}'.", nameof(candidate));
 
         string recordPath = RecordPath(candidate.Id);
-        try
-        {
-            using var record = new FileStream(recordPath, FileMode.CreateNew, FileAccess.Write, FileShare.None);
-            JsonSerializer.Serialize(record, StoredRecord.From(candidate));
-            record.Flush(flushToDisk: true);
-        }
-        catch (IOException) when (File.Exists(recordPath))
-        {
+        if (!TryCreateNew(recordPath, JsonSerializer.SerializeToUtf8Bytes(StoredRecord.From(candidate))))
             throw new DictionaryIdConflictException(candidate.Id);
-        }
 
-        try
-        {
-            using var version = new FileStream(versionPath, FileMode.CreateNew, FileAccess.Write, FileShare.None);
-            version.Write(Encoding.ASCII.GetBytes(candidate.Id.ToString(CultureInfo.InvariantCulture)));
-            version.Flush(flushToDisk: true);
-        }
-        catch (IOException) when (File.Exists(versionPath))
+        if (!TryCreateNew(versionPath, Encoding.ASCII.GetBytes(candidate.Id.ToString(CultureInfo.InvariantCulture))))
         {
             File.Delete(recordPath); // lost the race for this version: no envelope names this id
             return ValueTask.FromResult(Get(ReadWinner(candidate.Namespace, candidate.Version))!);
@@ -99,6 +86,31 @@ public sealed class FileDictionaryStore : ISynchronousDictionaryStore
             if (Get(ReadWinner(ns, version)) is { } record) yield return record;
         }
         await Task.CompletedTask.ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Creates <paramref name="path"/> with <paramref name="content"/> if it does not exist, atomically: the content is
+    /// written to a temporary file first and then linked into place, so readers never see a partial file and of two
+    /// writers exactly one succeeds.
+    /// </summary>
+    private static bool TryCreateNew(string path, ReadOnlySpan<byte> content)
+    {
+        string temporary = $"{path}.{Guid.NewGuid():N}.tmp";
+        using (var stream = new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None))
+        {
+            stream.Write(content);
+            stream.Flush(flushToDisk: true);
+        }
+        try
+        {
+            File.Move(temporary, path, overwrite: false);
+            return true;
+        }
+        catch (IOException) when (File.Exists(path))
+        {
+            File.Delete(temporary);
+            return false;
+        }
     }
 
     private IEnumerable<int> Versions(string @namespace) =>

@@ -72,9 +72,14 @@ public sealed class DictionaryStoreTests : IDisposable
     public async Task FileStore_ConcurrentPublishersOfOneVersion_ExactlyOneWins()
     {
         var stores = Enumerable.Range(0, 8).Select(_ => new FileDictionaryStore(_directory)).ToArray();
-        var results = await Task.WhenAll(stores.Select((s, i) => Task.Run(async () => await s.PublishAsync(Record((uint)(100 + i), "db.race", 1)))));
-        Assert.Single(results.Select(r => r.Id).Distinct());
-        Assert.Single(Directory.GetFiles(_directory, "*.dict.json"));
+        for (int round = 1; round <= 25; round++)
+        {
+            int version = round;
+            var results = await Task.WhenAll(stores.Select((s, i) => Task.Run(async () => await s.PublishAsync(Record((uint)(1000 * round + i), "db.race", version)))));
+            Assert.Single(results.Select(r => r.Id).Distinct());
+            Assert.Equal(round, Directory.GetFiles(_directory, "*.dict.json").Length);
+            Assert.Empty(Directory.GetFiles(_directory, "*.tmp"));
+        }
     }
 
     [Fact]
