@@ -193,3 +193,49 @@ public sealed class TrailingBytesTests
         }
     }
 }
+
+public sealed class DecompressionBombTests
+{
+    [Fact]
+    public void Decompress_ZstdFrameExpandingFarBeyondTheDeclaredLength_IsRejectedWithoutAllocatingIt()
+    {
+        // 16 MiB of zeros compress to a few hundred bytes; the envelope declares 1,000.
+        byte[] frame;
+        using (var compressor = new ZstdSharp.Compressor(19))
+        {
+            compressor.SetParameter(ZstdSharp.Unsafe.ZSTD_cParameter.ZSTD_c_experimentalParam2, 1); // magicless, as the envelope expects
+            frame = compressor.Wrap(new byte[16 * 1024 * 1024]).ToArray();
+        }
+        var envelope = new List<byte> { DocumentEnvelope.Magic, (byte)CompressionCodec.Zstd };
+        var varint = new byte[5];
+        envelope.AddRange(varint[..Compression.Internal.Varint.Write(varint, 1000)]);
+        envelope.AddRange(frame);
+        byte[] bomb = [.. envelope];
+
+        var reader = new DocumentCompressor();
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        var ex = Assert.Throws<InvalidDataException>(() => reader.Decompress(bomb));
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.Contains("1000", ex.Message);
+        Assert.True(allocated < 256 * 1024, $"{allocated} bytes allocated while rejecting the bomb");
+    }
+
+    [Theory]
+    [InlineData(CompressionCodec.Lz4)]
+    [InlineData(CompressionCodec.Snappy)]
+    [InlineData(CompressionCodec.Deflate)]
+    [InlineData(CompressionCodec.Brotli)]
+    [InlineData(CompressionCodec.Gzip)]
+    public void Decompress_PayloadExpandingBeyondTheDeclaredLength_IsRejected(CompressionCodec codec)
+    {
+        // A real payload of 1 MiB of zeros, under an envelope that declares 100 bytes.
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Checksum = false });
+        byte[] honest = compressor.Compress(new byte[1024 * 1024]);
+        Assert.True(DocumentEnvelope.TryReadHeader(honest, out var header));
+        var forged = new List<byte> { honest[0], honest[1], 100 };
+        forged.AddRange(honest[header.HeaderLength..]);
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        Assert.Throws<InvalidDataException>(() => compressor.Decompress(forged.ToArray()));
+        Assert.True(GC.GetAllocatedBytesForCurrentThread() - before < 512 * 1024);
+    }
+}
