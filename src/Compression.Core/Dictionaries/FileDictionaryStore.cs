@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json;
 
@@ -7,12 +8,12 @@ namespace Compression.Dictionaries;
 
 /// <summary>
 /// An <see cref="IDictionaryStore"/> in a folder: for single-host applications, tools and tests that must survive a
-/// restart. Every version is two files, each written aside and then moved into place without overwriting, so
-/// publication is atomic and insert-only even between processes: <c>{id}.dict.json</c> (the record) and <c>{namespace}.v{version}.id</c> (which id won that
+/// restart. Every version is two files, each written aside and then linked into place, which fails if the name exists,
+/// so publication is atomic and insert-only even between processes: <c>{id}.dict.json</c> (the record) and <c>{namespace}.v{version}.id</c> (which id won that
 /// version). Nothing is ever deleted, except a record file that lost its version race, which no envelope can name.
-/// Shared by several hosts only through a file system whose no-overwrite move is atomic (local file systems are).
+/// Shared by several hosts only through a file system whose hard links are atomic (local file systems are).
 /// </summary>
-public sealed class FileDictionaryStore : ISynchronousDictionaryStore
+public sealed partial class FileDictionaryStore : ISynchronousDictionaryStore
 {
     private readonly string _directory;
 
@@ -103,15 +104,36 @@ public sealed class FileDictionaryStore : ISynchronousDictionaryStore
         }
         try
         {
-            File.Move(temporary, path, overwrite: false);
-            return true;
+            if (OperatingSystem.IsWindows())
+            {
+                // MoveFileEx without MOVEFILE_REPLACE_EXISTING fails atomically when the target exists.
+                try
+                {
+                    File.Move(temporary, path, overwrite: false);
+                    return true;
+                }
+                catch (IOException) when (File.Exists(path))
+                {
+                    return false;
+                }
+            }
+            // On Unix File.Move(overwrite: false) checks, then renames, which can overwrite a file created in between;
+            // link(2) fails atomically with EEXIST instead.
+            if (Link(temporary, path) == 0) return true;
+            int errno = Marshal.GetLastPInvokeError();
+            if (errno == EExist) return false;
+            throw new IOException($"Could not create {path} (errno {errno}).");
         }
-        catch (IOException) when (File.Exists(path))
+        finally
         {
             File.Delete(temporary);
-            return false;
         }
     }
+
+    private const int EExist = 17; // the same on Linux and macOS
+
+    [LibraryImport("libc", EntryPoint = "link", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int Link(string existingPath, string newPath);
 
     private IEnumerable<int> Versions(string @namespace) =>
         Directory.EnumerateFiles(_directory, Escape(@namespace) + ".v*.id").Select(ParseVersionFile).Where(v => v.Namespace == @namespace).Select(v => v.Version);

@@ -72,7 +72,7 @@ public sealed class DictionaryStoreTests : IDisposable
     public async Task FileStore_ConcurrentPublishersOfOneVersion_ExactlyOneWins()
     {
         var stores = Enumerable.Range(0, 8).Select(_ => new FileDictionaryStore(_directory)).ToArray();
-        for (int round = 1; round <= 25; round++)
+        for (int round = 1; round <= 60; round++)
         {
             int version = round;
             var results = await Task.WhenAll(stores.Select((s, i) => Task.Run(async () => await s.PublishAsync(Record((uint)(1000 * round + i), "db.race", version)))));
