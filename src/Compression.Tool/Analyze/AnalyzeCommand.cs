@@ -16,10 +16,11 @@ internal static class AnalyzeCommand
         var dictionarySize = new Option<int>("--dictionary-size") { Description = "Largest dictionary trained, in bytes.", DefaultValueFactory = _ => new DictionaryOptions().DictionarySize };
         var noChecksum = new Option<bool>("--no-checksum") { Description = "Measure envelopes without the 4-byte checksum (the library default is on)." };
         var quick = new Option<bool>("--quick") { Description = "Fewer codecs and shorter timings (for smoke tests)." };
+        var sweep = new Option<bool>("--sweep") { Description = "Measure dictionary sizes and levels for docs/dictionary-defaults.md instead.", Hidden = true };
 
         var command = new Command("analyze", "Measure every codec and a few levels, with and without a trained zstd dictionary, on a JSON Lines file.")
         {
-            file, format, online, seed, dictionarySize, noChecksum, quick,
+            file, format, online, seed, dictionarySize, noChecksum, quick, sweep,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -29,7 +30,16 @@ internal static class AnalyzeCommand
                 await error.WriteLineAsync($"analyze: file not found: {path.FullName}").ConfigureAwait(false);
                 return 2;
             }
-            List<byte[]> documents = await CorpusReader.ReadJsonLinesAsync(path.FullName, cancellationToken).ConfigureAwait(false);
+            List<byte[]> documents;
+            try
+            {
+                documents = await CorpusReader.ReadJsonLinesAsync(path.FullName, cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+            {
+                await error.WriteLineAsync($"analyze: cannot read {path.FullName}: {ex.Message}").ConfigureAwait(false);
+                return 2;
+            }
             if (documents.Count == 0)
             {
                 await error.WriteLineAsync($"analyze: {path.FullName} holds no documents (one JSON document per line expected).").ConfigureAwait(false);
@@ -49,6 +59,12 @@ internal static class AnalyzeCommand
                 Checksum = !parse.GetValue(noChecksum),
                 Quick = parse.GetValue(quick),
             };
+            if (parse.GetValue(sweep))
+            {
+                SweepResult swept = CorpusAnalyzer.Sweep(documents, settings, [4096, 8192, 16384, 32768, 65536], [1, 3, 9], [32, 64, 128, 256], cancellationToken);
+                await output.WriteLineAsync(AnalyzeReport.ToSweepTables(swept, path.Name)).ConfigureAwait(false);
+                return 0;
+            }
             AnalyzeResult result = CorpusAnalyzer.Analyze(documents, settings, cancellationToken);
             if (parse.GetValue(online))
                 result = result with { Online = await CorpusAnalyzer.ReplayAsync(documents, settings, cancellationToken).ConfigureAwait(false) };
@@ -58,19 +74,5 @@ internal static class AnalyzeCommand
             return 0;
         });
         return command;
-    }
-}
-
-/// <summary>Reads JSON Lines files as raw UTF-8 documents.</summary>
-internal static class CorpusReader
-{
-    public static async Task<List<byte[]>> ReadJsonLinesAsync(string path, CancellationToken cancellationToken)
-    {
-        var documents = new List<byte[]>();
-        await foreach (string line in File.ReadLinesAsync(path, cancellationToken).ConfigureAwait(false))
-        {
-            if (!string.IsNullOrWhiteSpace(line)) documents.Add(System.Text.Encoding.UTF8.GetBytes(line));
-        }
-        return documents;
     }
 }

@@ -22,7 +22,10 @@ internal static class AnalyzeReport
         var c = CultureInfo.InvariantCulture;
         var sb = new StringBuilder();
         sb.AppendLine(c, $"{name}: {result.Documents:N0} documents, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)");
-        sb.AppendLine(c, $"measured on {result.TestDocuments:N0} documents (seeded 80%); dictionary of {result.DictionarySize:N0} B trained on the other {result.TrainDocuments:N0}; checksum {(result.Checksum ? "on" : "off")}; seed {result.Seed}");
+        string dictionary = result.DictionarySize > 0
+            ? $"dictionary of {result.DictionarySize:N0} B trained on the other {result.TrainDocuments:N0}"
+            : $"no dictionary: the other {result.TrainDocuments:N0} documents are too few to train one";
+        sb.AppendLine(c, $"every row measured on the same {result.TestDocuments:N0} documents (seeded 80%); {dictionary}; checksum {(result.Checksum ? "on" : "off")}; seed {result.Seed}");
         sb.AppendLine();
         sb.AppendLine("| codec | level | dictionary | ratio | compress MB/s | decompress MB/s |");
         sb.AppendLine("|---|---:|---|---:|---:|---:|");
@@ -37,6 +40,50 @@ internal static class AnalyzeReport
                 sb.AppendLine(c, $"  version {v.Version} (id {v.Id}) adopted after {v.AfterDocuments:N0} documents, held-out ratio {v.Ratio:F2}");
         }
         sb.AppendLine(c, $"recommended: {result.Recommendation}");
+        return sb.ToString();
+    }
+
+    /// <summary>The hidden <c>--sweep</c> output: markdown tables for docs/dictionary-defaults.md.</summary>
+    public static string ToSweepTables(SweepResult result, string name)
+    {
+        var c = CultureInfo.InvariantCulture;
+        var sb = new StringBuilder();
+        int[] sizes = [.. result.Cells.Select(x => x.RequestedSize).Distinct()];
+        int[] levels = [.. result.Cells.Where(x => x.TrainDocuments == result.TrainDocuments).Select(x => x.Level).Distinct()];
+        long trainBytes = result.Cells.First(x => x.TrainDocuments == result.TrainDocuments).TrainBytes;
+        sb.AppendLine(c, $"{name}: {result.Documents:N0} documents; dictionaries trained on {result.TrainDocuments:N0} ({trainBytes / 1024.0:N0} KiB), measured on {result.TestDocuments:N0}; cells: ratio @ compress MB/s");
+        sb.AppendLine();
+        sb.AppendLine("| dictionary | " + string.Join(" | ", levels.Select(l => $"level {l}")) + " |");
+        sb.AppendLine("|---|" + string.Concat(levels.Select(_ => "---|")));
+        foreach (int size in sizes)
+        {
+            var row = levels.Select(l => result.Cells.First(x => x.TrainDocuments == result.TrainDocuments && x.RequestedSize == size && x.Level == l));
+            string cells = string.Join(" | ", row.Select(x => x.Ratio > 0 ? string.Create(c, $"{x.Ratio:F2} @ {x.CompressMBps:F0}") : "no dictionary"));
+            sb.AppendLine(c, $"| {size / 1024} KiB | {cells} |");
+        }
+        sb.AppendLine();
+        sb.AppendLine("level 3 ratio by training documents (first n of the training share) and dictionary size; best marked *");
+        sb.AppendLine();
+        sb.AppendLine("| training docs | sample KiB | " + string.Join(" | ", sizes.Select(s => $"{s / 1024} KiB")) + " | sample bytes / best size |");
+        sb.AppendLine("|---|---|" + string.Concat(sizes.Select(_ => "---|")) + "---|");
+        foreach (var group in result.Cells.Where(x => x.Level == 3).GroupBy(x => x.TrainDocuments))
+        {
+            var best = group.MaxBy(x => x.Ratio)!;
+            string cells = string.Join(" | ", group.Select(x => x.Ratio > 0 ? string.Create(c, $"{x.Ratio:F2}{(x == best ? "*" : "")}") : "-"));
+            string per = best.Ratio > 0 ? string.Create(c, $"{(double)best.TrainBytes / best.RequestedSize:F1}") : "-";
+            sb.AppendLine(c, $"| {group.Key:N0} | {best.TrainBytes / 1024.0:N0} | {cells} | {per} |");
+        }
+        sb.AppendLine();
+        sb.AppendLine("level 3 ratio (dictionary bytes) under the cap min(DictionarySize, sample bytes / 4, B x training docs)");
+        sb.AppendLine();
+        int[] perDocument = [.. result.Rules.Select(r => r.BytesPerDocument).Distinct()];
+        sb.AppendLine("| training docs | " + string.Join(" | ", perDocument.Select(b => b == 0 ? "no B term" : $"B = {b}")) + " |");
+        sb.AppendLine("|---|" + string.Concat(perDocument.Select(_ => "---|")));
+        foreach (var group in result.Rules.GroupBy(r => r.TrainDocuments))
+        {
+            string cells = string.Join(" | ", group.Select(r => r.Ratio > 0 ? string.Create(c, $"{r.Ratio:F2} ({r.Size / 1024.0:F1} KiB)") : "-"));
+            sb.AppendLine(c, $"| {group.Key:N0} | {cells} |");
+        }
         return sb.ToString();
     }
 }

@@ -19,6 +19,14 @@ internal sealed record OnlineVersionResult(uint Id, int Version, long AfterDocum
 
 internal sealed record OnlineResult(double Ratio, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersionResult> Versions);
 
+/// <summary>One cell of the dictionary sweep: a dictionary of <paramref name="RequestedSize"/> trained on <paramref name="TrainDocuments"/> documents; ratio 0 when training failed.</summary>
+internal sealed record SweepCell(int TrainDocuments, long TrainBytes, int RequestedSize, int DictionaryBytes, int Level, double Ratio, double CompressMBps);
+
+/// <summary>The level 3 ratio of a dictionary capped at min(DictionarySize, sample bytes / 4, <paramref name="BytesPerDocument"/> x documents).</summary>
+internal sealed record SweepRule(int TrainDocuments, long TrainBytes, int BytesPerDocument, int Size, double Ratio);
+
+internal sealed record SweepResult(int Documents, int TrainDocuments, int TestDocuments, IReadOnlyList<SweepCell> Cells, IReadOnlyList<SweepRule> Rules);
+
 internal sealed record AnalyzeResult
 {
     public required int Documents { get; init; }
@@ -64,11 +72,7 @@ internal static class CorpusAnalyzer
 
     public static AnalyzeResult Analyze(IReadOnlyList<byte[]> documents, AnalyzeSettings settings, CancellationToken cancellationToken = default)
     {
-        var shuffled = documents.ToArray();
-        new Random(settings.Seed).Shuffle(shuffled);
-        int trainCount = documents.Count < 10 ? 0 : (int)(documents.Count * settings.TrainFraction);
-        byte[][] train = shuffled[..trainCount];
-        byte[][] test = shuffled[trainCount..];
+        var (train, test) = Split(documents, settings);
         TimeSpan budget = settings.Quick ? TimeSpan.FromMilliseconds(20) : TimeSpan.FromMilliseconds(300);
 
         var results = new List<CodecResult>();
@@ -78,7 +82,7 @@ internal static class CorpusAnalyzer
             results.Add(Measure(test, codec, level, null, settings.Checksum, budget));
         }
 
-        // The engine's rule: never a dictionary larger than 1/8 of the training bytes.
+        // The engine's rule: never a dictionary larger than the training bytes / SampleBytesPerDictionaryByte (4).
         long trainBytes = train.Sum(d => (long)d.Length);
         int dictionarySize = (int)Math.Min(settings.DictionarySize, trainBytes / new DictionaryOptions().SampleBytesPerDictionaryByte);
         ZstdDictionary? dictionary = dictionarySize >= ZstdDictionary.MinimumSize ? ZstdDictionaryTrainer.TryTrain(train, dictionarySize, 1) : null;
@@ -104,6 +108,64 @@ internal static class CorpusAnalyzer
             Seed = settings.Seed,
             Recommendation = Recommend(results),
         };
+    }
+
+    /// <summary>The seeded split every row uses: <see cref="AnalyzeSettings.TrainFraction"/> trains the dictionary, the rest is measured.</summary>
+    private static (byte[][] Train, byte[][] Test) Split(IReadOnlyList<byte[]> documents, AnalyzeSettings settings)
+    {
+        var shuffled = documents.ToArray();
+        new Random(settings.Seed).Shuffle(shuffled);
+        int trainCount = documents.Count < 10 ? 0 : (int)(documents.Count * settings.TrainFraction);
+        return (shuffled[..trainCount], shuffled[trainCount..]);
+    }
+
+    /// <summary>
+    /// The measurement behind the default dictionary size and level (hidden <c>--sweep</c>, see docs/dictionary-defaults.md).
+    /// Same split as <see cref="Analyze"/>, no cap on the dictionary size. First: every size of <paramref name="sizes"/> at
+    /// every level of <paramref name="levels"/>, trained on the whole training share, ratio and compress speed. Second: level 3
+    /// ratios of dictionaries trained on only the first <paramref name="sampleCounts"/> training documents, for the cap rule.
+    /// </summary>
+    public static SweepResult Sweep(IReadOnlyList<byte[]> documents, AnalyzeSettings settings, IReadOnlyList<int> sizes, IReadOnlyList<int> levels, IReadOnlyList<int> sampleCounts, CancellationToken cancellationToken = default)
+    {
+        var (train, test) = Split(documents, settings);
+        TimeSpan budget = settings.Quick ? TimeSpan.FromMilliseconds(20) : TimeSpan.FromMilliseconds(300);
+        var cells = new List<SweepCell>();
+        foreach (int count in sampleCounts.Where(c => c < train.Length).Append(train.Length).Distinct())
+        {
+            byte[][] samples = train[..count];
+            long sampleBytes = samples.Sum(d => (long)d.Length);
+            bool full = count == train.Length;
+            foreach (int size in sizes)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                ZstdDictionary? dictionary = ZstdDictionaryTrainer.TryTrain(samples, size, 1);
+                foreach (int level in full ? levels : [3])
+                {
+                    CodecResult r = dictionary is null
+                        ? new CodecResult("zstd", level, false, 0, 0, 0)
+                        : Measure(test, CompressionCodec.Zstd, level, dictionary, settings.Checksum, full ? budget : TimeSpan.Zero, timeDecompression: false);
+                    cells.Add(new SweepCell(count, sampleBytes, size, dictionary?.Content.Length ?? 0, level, r.Ratio, full ? r.CompressMBps : 0));
+                }
+            }
+        }
+
+        // Candidate caps for the engine: min(32 KiB, sample bytes / 4, bytesPerDocument x sample count); 0 = no per-document term.
+        var rules = new List<SweepRule>();
+        foreach (int count in sampleCounts.Where(c => c < train.Length).Append(train.Length).Distinct())
+        {
+            byte[][] samples = train[..count];
+            long sampleBytes = samples.Sum(d => (long)d.Length);
+            foreach (int perDocument in (int[])[0, 256, 512, 1024])
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                long cap = Math.Min(settings.DictionarySize, sampleBytes / new DictionaryOptions().SampleBytesPerDictionaryByte);
+                if (perDocument > 0) cap = Math.Min(cap, (long)perDocument * count);
+                ZstdDictionary? dictionary = cap >= ZstdDictionary.MinimumSize ? ZstdDictionaryTrainer.TryTrain(samples, (int)cap, 1) : null;
+                double ratio = dictionary is null ? 0 : Measure(test, CompressionCodec.Zstd, 3, dictionary, settings.Checksum, TimeSpan.Zero, timeDecompression: false).Ratio;
+                rules.Add(new SweepRule(count, sampleBytes, perDocument, (int)cap, ratio));
+            }
+        }
+        return new SweepResult(documents.Count, train.Length, test.Length, cells, rules);
     }
 
     public static async Task<OnlineResult> ReplayAsync(IReadOnlyList<byte[]> documents, AnalyzeSettings settings, CancellationToken cancellationToken = default)
@@ -132,7 +194,7 @@ internal static class CorpusAnalyzer
         return (double)total / compressor.Wrap(all).Length;
     }
 
-    private static CodecResult Measure(byte[][] documents, CompressionCodec codec, int level, ZstdDictionary? dictionary, bool checksum, TimeSpan budget)
+    private static CodecResult Measure(byte[][] documents, CompressionCodec codec, int level, ZstdDictionary? dictionary, bool checksum, TimeSpan budget, bool timeDecompression = true)
     {
         var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Level = level, Checksum = checksum });
         var offsets = new int[documents.Length + 1];
@@ -168,8 +230,8 @@ internal static class CorpusAnalyzer
             compressor.TryDecompress(envelopes.AsSpan(offsets[i], offsets[i + 1] - offsets[i]), output, out int n, dictionary);
             if (!output.AsSpan(0, n).SequenceEqual(documents[i])) throw new InvalidOperationException($"{codec} level {level} did not round-trip document {i}.");
         }
-        double decompressSeconds = TimePasses(DecompressAll, budget);
-        return new CodecResult(CodecName(codec), level, dictionary is not null, (double)raw / envelopeBytes, raw / compressSeconds / 1e6, raw / decompressSeconds / 1e6);
+        double decompressMBps = timeDecompression ? raw / TimePasses(DecompressAll, budget) / 1e6 : 0;
+        return new CodecResult(CodecName(codec), level, dictionary is not null, (double)raw / envelopeBytes, raw / compressSeconds / 1e6, decompressMBps);
     }
 
     /// <summary>Seconds per pass: one warm-up pass, then passes until the budget is spent (at least one).</summary>
