@@ -384,7 +384,7 @@ public sealed class CompressionEngine : IAsyncDisposable, IDisposable
         byte[][] holdout = samples[..holdoutCount];
         byte[][] training = samples[holdoutCount..];
         long trainingBytes = training.Sum(s => (long)s.Length);
-        int size = (int)Math.Min(d.DictionarySize, trainingBytes / d.SampleBytesPerDictionaryByte);
+        int size = d.GetTrainingSize(training.Length, trainingBytes);
         if (size < ZstdDictionary.MinimumSize || trainingBytes < d.MinSampleBytes) return TrainingOutcome.TooFewSamples;
 
         Log.TrainingStarted(_logger, state.Name, training.Length, trainingBytes, size);

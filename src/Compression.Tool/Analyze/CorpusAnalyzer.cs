@@ -82,9 +82,9 @@ internal static class CorpusAnalyzer
             results.Add(Measure(test, codec, level, null, settings.Checksum, budget));
         }
 
-        // The engine's rule: never a dictionary larger than the training bytes / SampleBytesPerDictionaryByte (4).
+        // The engine's rule: min(DictionarySize, training bytes / 4, 256 x training documents).
         long trainBytes = train.Sum(d => (long)d.Length);
-        int dictionarySize = (int)Math.Min(settings.DictionarySize, trainBytes / new DictionaryOptions().SampleBytesPerDictionaryByte);
+        int dictionarySize = new DictionaryOptions { DictionarySize = settings.DictionarySize }.GetTrainingSize(train.Length, trainBytes);
         ZstdDictionary? dictionary = dictionarySize >= ZstdDictionary.MinimumSize ? ZstdDictionaryTrainer.TryTrain(train, dictionarySize, 1) : null;
         if (dictionary is not null)
         {
