@@ -176,9 +176,10 @@ public sealed class DocumentCompressor
         {
             Codecs.Codec.For(header.Codec).Decompress(payload, destination, header.DictionaryId is null ? null : dictionary);
         }
-        catch (Exception ex) when (ex is not InvalidDataException and not OutOfMemoryException and not DictionaryNotFoundException)
+        catch (Exception ex) when (ex is not OutOfMemoryException and not DictionaryNotFoundException)
         {
-            ThrowHelper.ThrowCorrupt($"The {header.Codec} payload is corrupt: {ex.Message}", ex);
+            // Codec libraries' own messages ("Incomplete Snappy block.") do not say what was being read: add it.
+            ThrowHelper.ThrowCorrupt($"The {header.Codec} payload of the envelope is corrupt: {ex.Message}", ex);
         }
 
         if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^DocumentEnvelope.ChecksumLength..], destination))

@@ -20,5 +20,51 @@ internal sealed class SnappyCodec : Codec
         if (declared != destination.Length) ThrowLengthMismatch(declared, destination.Length);
         int n = Snappy.Decompress(source, destination);
         if (n != destination.Length) ThrowLengthMismatch(n, destination.Length);
+        if (StreamLength(source, destination.Length) != source.Length)
+            Internal.ThrowHelper.ThrowCorrupt("Snappy payload has bytes after the end of its stream.");
+    }
+
+    /// <summary>
+    /// Where the raw snappy stream that produces <paramref name="length"/> bytes ends: Snappier stops once its output is
+    /// complete and cannot say how much input it used, so the elements are walked here (lengths only, no copying).
+    /// </summary>
+    private static int StreamLength(ReadOnlySpan<byte> source, int length)
+    {
+        int position = 0;
+        while (position < source.Length && (source[position++] & 0x80) != 0) { } // the length varint
+        long produced = 0;
+        while (produced < length && position < source.Length)
+        {
+            byte tag = source[position++];
+            switch (tag & 3)
+            {
+                case 0: // literal
+                    int size = tag >> 2;
+                    if (size >= 60)
+                    {
+                        int extra = size - 59;
+                        if (position + extra > source.Length) return -1;
+                        size = 0;
+                        for (int i = 0; i < extra; i++) size |= source[position + i] << (8 * i);
+                        position += extra;
+                    }
+                    produced += (long)(uint)size + 1;
+                    position += size + 1;
+                    break;
+                case 1: // copy, 1-byte offset
+                    produced += ((tag >> 2) & 7) + 4;
+                    position += 1;
+                    break;
+                case 2: // copy, 2-byte offset
+                    produced += (tag >> 2) + 1;
+                    position += 2;
+                    break;
+                default: // copy, 4-byte offset
+                    produced += (tag >> 2) + 1;
+                    position += 4;
+                    break;
+            }
+        }
+        return produced == length ? position : -1;
     }
 }

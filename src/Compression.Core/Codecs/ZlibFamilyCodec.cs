@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using System.IO.Compression;
 
 namespace Compression.Codecs;
@@ -58,6 +59,16 @@ internal sealed unsafe class ZlibFamilyCodec : Codec
             Span<byte> probe = stackalloc byte[1];
             if (zip.Read(probe) != 0)
                 Internal.ThrowHelper.ThrowCorrupt($"{Id} payload decodes to more than the {destination.Length} bytes the envelope declares.");
+        }
+
+        // A gzip member ends with the CRC-32 and the length of its data. The payload must end with exactly those bytes:
+        // that checks gzip's own CRC even when the stream reader stopped early, and rejects cut or trailing bytes.
+        if (Id == CompressionCodec.Gzip)
+        {
+            if (source.Length < 18
+                || BinaryPrimitives.ReadUInt32LittleEndian(source[^8..]) != System.IO.Hashing.Crc32.HashToUInt32(destination)
+                || BinaryPrimitives.ReadUInt32LittleEndian(source[^4..]) != (uint)destination.Length)
+                Internal.ThrowHelper.ThrowCorrupt("Gzip payload does not end with the CRC-32 and length of its data (cut, extended or corrupt).");
         }
     }
 
