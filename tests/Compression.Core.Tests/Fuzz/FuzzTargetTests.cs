@@ -1,0 +1,97 @@
+using System.Diagnostics;
+using Compression.Fuzz;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Compression.Core.Tests.Fuzz;
+
+/// <summary>
+/// The short fuzzing budget of <c>dotnet test</c>: the AFL++ targets of <c>fuzz/</c> run in process on their seeds, on
+/// every input kept in <c>fuzz/regressions/TARGET/</c>, and on seeded random mutations of the seeds (AFL-style havoc:
+/// bit flips, interesting values, block deletion, duplication and splicing). The long, coverage-guided run is
+/// <c>bash fuzz/run.sh</c>.
+/// </summary>
+public sealed class FuzzTargetTests(ITestOutputHelper output)
+{
+    private const int MutantsPerTarget = 20_000;
+
+    private static readonly FuzzTargets Targets = new(ZstdDictionary.Create(
+        4242, File.ReadAllBytes(Path.Combine(AppContext.BaseDirectory, "Vectors", "dictionary-4242.bin"))));
+
+    public static TheoryData<string> Names() => [.. FuzzTargets.Names];
+
+    [Theory]
+    [MemberData(nameof(Names))]
+    public void Target_SeedsAndKeptRegressions_PassAsDocumented(string target)
+    {
+        var inputs = Targets.Seeds(target).ToList();
+        string regressions = Path.Combine(AppContext.BaseDirectory, "FuzzRegressions", target);
+        if (Directory.Exists(regressions))
+            inputs.AddRange(Directory.EnumerateFiles(regressions).Order(StringComparer.Ordinal).Select(File.ReadAllBytes));
+
+        Assert.NotEmpty(inputs);
+        foreach (byte[] input in inputs)
+            Targets.Run(target, input);
+        output.WriteLine($"{target}: {inputs.Count} seeds and regressions passed");
+    }
+
+    [Theory]
+    [MemberData(nameof(Names))]
+    public void Target_TwentyThousandSeededMutations_PassAsDocumented(string target)
+    {
+        var seeds = Targets.Seeds(target).Where(s => s.Length > 0).ToList();
+        var random = new Random(target.Length * 7919 + 17);
+        var stopwatch = Stopwatch.StartNew();
+        long bytes = 0;
+        for (int n = 0; n < MutantsPerTarget; n++)
+        {
+            byte[] input = Havoc(seeds[random.Next(seeds.Count)], seeds[random.Next(seeds.Count)], random);
+            bytes += input.Length;
+            try
+            {
+                Targets.Run(target, input);
+            }
+            catch (Exception ex)
+            {
+                Assert.Fail($"{target}: mutant {n} ({Convert.ToHexString(input.AsSpan(0, Math.Min(64, input.Length)))}...) failed: {ex}");
+            }
+        }
+        output.WriteLine($"{target}: {MutantsPerTarget:N0} mutants ({bytes:N0} bytes) in {stopwatch.Elapsed.TotalSeconds:F1} s, all handled as documented");
+    }
+
+    private static readonly int[] Interesting = [0, 1, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0xFFFF, int.MaxValue];
+
+    /// <summary>One to eight stacked mutations, as AFL's havoc stage does.</summary>
+    private static byte[] Havoc(byte[] seed, byte[] other, Random random)
+    {
+        var bytes = new List<byte>(seed);
+        int steps = 1 << random.Next(4);
+        for (int i = 0; i < steps; i++)
+        {
+            int at = bytes.Count == 0 ? 0 : random.Next(bytes.Count);
+            switch (random.Next(8))
+            {
+                case 0 when bytes.Count > 0: bytes[at] ^= (byte)(1 << random.Next(8)); break;
+                case 1 when bytes.Count > 0: bytes[at] = (byte)random.Next(256); break;
+                case 2 when bytes.Count > 0:
+                    int value = Interesting[random.Next(Interesting.Length)];
+                    for (int b = 0; b < 4 && at + b < bytes.Count; b++) bytes[at + b] = (byte)(value >> (8 * b));
+                    break;
+                case 3 when bytes.Count > 0: bytes.RemoveRange(at, random.Next(1, Math.Min(32, bytes.Count - at) + 1)); break;
+                case 4: bytes.InsertRange(at, Enumerable.Range(0, random.Next(1, 16)).Select(_ => (byte)random.Next(256))); break;
+                case 5 when bytes.Count > 0:
+                    int length = random.Next(1, Math.Min(64, bytes.Count - at) + 1);
+                    bytes.InsertRange(random.Next(bytes.Count + 1), bytes.GetRange(at, length));
+                    break;
+                case 6 when other.Length > 0:
+                    int from = random.Next(other.Length);
+                    bytes.RemoveRange(at, bytes.Count - at);
+                    bytes.AddRange(other.AsSpan(from).ToArray());
+                    break;
+                case 7 when bytes.Count > 1: bytes.RemoveRange(at, bytes.Count - at); break;
+                default: bytes.Add((byte)random.Next(256)); break;
+            }
+        }
+        return [.. bytes];
+    }
+}
