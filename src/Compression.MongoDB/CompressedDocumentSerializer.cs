@@ -1,3 +1,7 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Runtime.InteropServices;
+using System.Text;
 using Compression.Dictionaries;
 using MongoDB.Bson;
 using MongoDB.Bson.IO;
@@ -25,6 +29,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     private readonly BsonClassMapSerializer<T> _inner;
     private readonly HashSet<string> _clearElements;
     private readonly HashSet<string> _clearMembers;
+    private readonly (byte[] Utf8, string Text)[] _clearNames;
 
     /// <summary>Creates the serializer; prefer <see cref="CompressedDocumentSerializer.Register{T}"/>.</summary>
     /// <param name="engine">The engine that compresses and holds the dictionaries.</param>
@@ -50,6 +55,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             _clearMembers.Add(map.MemberName);
             _clearElements.Add(map.ElementName);
         }
+        _clearNames = [.. _clearElements.Select(name => (Encoding.UTF8.GetBytes(name), name))];
     }
 
     /// <summary>The name of the element that holds the envelope.</summary>
@@ -74,31 +80,39 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             return;
         }
 
-        var full = new BsonDocument();
-        using (var documentWriter = new BsonDocumentWriter(full))
-        {
-            _inner.Serialize(BsonSerializationContext.CreateRoot(documentWriter), args, value);
-        }
+        // The class map writes the whole document into a reused buffer; its top-level elements are then split in place:
+        // clear ones go to the caller's writer, the others are copied into one reused BSON document that is compressed.
+        SerializerScratch scratch = SerializerScratch.Rent();
+        scratch.Bson.Position = 0;
+        _inner.Serialize(scratch.WriterContext, args, value); // on a throw the scratch (and its writer's state) is dropped
+        ReadOnlySpan<byte> full = new(scratch.Bson.GetBuffer(), 0, (int)scratch.Bson.Position);
 
-        var rest = new BsonDocument();
         IBsonWriter writer = context.Writer;
         writer.WriteStartDocument();
-        foreach (BsonElement element in full)
+        Span<byte> rest = scratch.First.GetSpan(full.Length);
+        int restLength = 4;
+        var elements = new RawBsonWalker(full);
+        while (elements.TryNext(out RawBsonElement element))
         {
-            if (_clearElements.Contains(element.Name))
+            if (ClearName(element.Name(full)) is { } name)
             {
-                writer.WriteName(element.Name);
-                BsonValueSerializer.Instance.Serialize(context, element.Value);
+                writer.WriteName(name);
+                WriteValue(context, element, full);
             }
             else
             {
-                rest.Add(element);
+                element.Bytes(full).CopyTo(rest[restLength..]);
+                restLength += element.End - element.Start;
             }
         }
-        byte[] envelope = _engine.Compress(Namespace, rest.ToBson());
+        rest[restLength++] = 0;
+        BinaryPrimitives.WriteInt32LittleEndian(rest, restLength);
+
+        _engine.Compress(Namespace, rest[..restLength], scratch.Second);
         writer.WriteName(CompressedElementName);
-        writer.WriteBinaryData(new BsonBinaryData(envelope, BsonBinarySubType.UserDefined));
+        writer.WriteBinaryData(new BsonBinaryData(scratch.Second.WrittenSpan.ToArray(), BsonBinarySubType.UserDefined));
         writer.WriteEndDocument();
+        SerializerScratch.Return(scratch);
     }
 
     /// <inheritdoc/>
@@ -112,48 +126,51 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             context.Reader.ReadNull();
             return null!;
         }
-        BsonDocument stored = BsonDocumentSerializer.Instance.Deserialize(context);
-        if (!stored.TryGetValue(CompressedElementName, out BsonValue compressed))
-            return DeserializePlain(stored); // legacy, or written while compression was off
 
-        BsonValue id = stored.GetValue("_id", BsonNull.Value);
-        if (compressed is not BsonBinaryData { SubType: BsonBinarySubType.UserDefined } binary)
-            throw new InvalidDataException($"Document _id {id} in '{Namespace}': element '{CompressedElementName}' is a {compressed.BsonType}, not BinData(0x80, envelope).");
-
-        byte[] bson;
+        using IByteBuffer raw = context.Reader.ReadRawBsonDocument();
+        SerializerScratch scratch = SerializerScratch.Rent();
         try
         {
-            bson = _engine.Decompress(Namespace, binary.Bytes);
-        }
-        catch (InvalidDataException ex)
-        {
-            throw new InvalidDataException($"Document _id {id} in '{Namespace}' cannot be decompressed: {ex.Message}", ex);
-        }
-        catch (DictionaryNotFoundException ex)
-        {
-            throw new DictionaryNotFoundException(ex.DictionaryId, Namespace, $"document _id {id} needs it ({ex.Message})", ex);
-        }
+            ReadOnlySpan<byte> stored = Contiguous(raw, scratch.Bson);
+            RawBsonElement? compressed = null;
+            var elements = new RawBsonWalker(stored);
+            while (elements.TryNext(out RawBsonElement element))
+            {
+                if (element.Name(stored).SequenceEqual(CompressedElementUtf8))
+                {
+                    compressed = element;
+                    break;
+                }
+            }
+            if (compressed is not { } z)
+                return ReadPlain(stored, scratch.Second); // legacy, or written while compression was off
 
-        BsonDocument rest;
-        try
-        {
-            rest = BsonSerializer.Deserialize<BsonDocument>(bson);
-        }
-        catch (Exception ex) when (ex is FormatException or EndOfStreamException or BsonSerializationException)
-        {
-            throw new InvalidDataException($"Document _id {id} in '{Namespace}': the decompressed part is not a BSON document: {ex.Message}", ex);
-        }
+            ReadOnlySpan<byte> value = z.Value(stored);
+            if (z.Type != (byte)BsonType.Binary || value[4] != (byte)BsonBinarySubType.UserDefined)
+            {
+                string actual = z.Type == (byte)BsonType.Binary ? $"BinData(0x{value[4]:x2})" : ((BsonType)z.Type).ToString();
+                throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}': element '{CompressedElementName}' is a {actual}, not BinData(0x80, envelope).");
+            }
 
-        var merged = new BsonDocument();
-        foreach (BsonElement element in stored)
-        {
-            if (element.Name != CompressedElementName) merged.Add(element);
+            try
+            {
+                _engine.Decompress(Namespace, value[5..], scratch.First);
+            }
+            catch (InvalidDataException ex)
+            {
+                throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}' cannot be decompressed: {ex.Message}", ex);
+            }
+            catch (DictionaryNotFoundException ex)
+            {
+                throw new DictionaryNotFoundException(ex.DictionaryId, Namespace, $"document _id {DescribeId(stored)} needs it ({ex.Message})", ex);
+            }
+
+            return ReadMerged(stored, z, scratch.First.WrittenSpan, scratch.Second);
         }
-        foreach (BsonElement element in rest)
+        finally
         {
-            if (!merged.Contains(element.Name)) merged.Add(element);
+            SerializerScratch.Return(scratch);
         }
-        return DeserializePlain(merged);
     }
 
     /// <inheritdoc/>
@@ -176,10 +193,159 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     /// <inheritdoc/>
     public void SetDocumentId(object document, object id) => _inner.SetDocumentId(document, id);
 
-    private T DeserializePlain(BsonDocument document)
+    private static ReadOnlySpan<byte> CompressedElementUtf8 => "_z"u8;
+
+    /// <summary>The clear element's name as a cached string, or null when the element is compressed.</summary>
+    private string? ClearName(ReadOnlySpan<byte> name)
     {
-        using var reader = new BsonDocumentReader(document);
+        foreach ((byte[] utf8, string text) in _clearNames)
+        {
+            if (name.SequenceEqual(utf8)) return text;
+        }
+        return null;
+    }
+
+    /// <summary>Writes a raw element's value; the common id and field types without a detour through <see cref="BsonValue"/>.</summary>
+    private static void WriteValue(BsonSerializationContext context, RawBsonElement element, ReadOnlySpan<byte> document)
+    {
+        IBsonWriter writer = context.Writer;
+        ReadOnlySpan<byte> value = element.Value(document);
+        switch ((BsonType)element.Type)
+        {
+            case BsonType.ObjectId: writer.WriteObjectId(ToObjectId(value)); break;
+            case BsonType.String: writer.WriteString(Encoding.UTF8.GetString(value[4..^1])); break;
+            case BsonType.Int32: writer.WriteInt32(BinaryPrimitives.ReadInt32LittleEndian(value)); break;
+            case BsonType.Int64: writer.WriteInt64(BinaryPrimitives.ReadInt64LittleEndian(value)); break;
+            case BsonType.Double: writer.WriteDouble(BinaryPrimitives.ReadDoubleLittleEndian(value)); break;
+            case BsonType.Boolean: writer.WriteBoolean(value[0] != 0); break;
+            case BsonType.DateTime: writer.WriteDateTime(BinaryPrimitives.ReadInt64LittleEndian(value)); break;
+            case BsonType.Null: writer.WriteNull(); break;
+            default: BsonValueSerializer.Instance.Serialize(context, ReadValue(element, document)); break;
+        }
+    }
+
+    [ThreadStatic]
+    private static byte[]? t_objectId;
+
+    /// <summary>The driver's span constructor of <see cref="ObjectId"/> is not public; its array one copies out of a reused array.</summary>
+    private static ObjectId ToObjectId(ReadOnlySpan<byte> value)
+    {
+        byte[] bytes = t_objectId ??= new byte[12];
+        value.CopyTo(bytes);
+        return new ObjectId(bytes);
+    }
+
+    /// <summary>Materializes one element's value (rare types, error messages) through a one-element document.</summary>
+    private static BsonValue ReadValue(RawBsonElement element, ReadOnlySpan<byte> document)
+    {
+        ReadOnlySpan<byte> bytes = element.Bytes(document);
+        byte[] single = new byte[bytes.Length + 5];
+        BinaryPrimitives.WriteInt32LittleEndian(single, single.Length);
+        bytes.CopyTo(single.AsSpan(4));
+        return BsonSerializer.Deserialize<BsonDocument>(single).GetElement(0).Value;
+    }
+
+    private static string DescribeId(ReadOnlySpan<byte> stored)
+    {
+        try
+        {
+            var elements = new RawBsonWalker(stored);
+            while (elements.TryNext(out RawBsonElement element))
+            {
+                if (element.Name(stored).SequenceEqual("_id"u8)) return ReadValue(element, stored).ToString()!;
+            }
+            return BsonNull.Value.ToString();
+        }
+        catch (Exception ex) when (ex is InvalidDataException or FormatException or EndOfStreamException or BsonSerializationException)
+        {
+            return "(unreadable)";
+        }
+    }
+
+    /// <summary>
+    /// Rebuilds the document the class map expects: the stored clear elements, then the decompressed ones (a clear element
+    /// wins over a compressed one of the same name: it was set later, by an update).
+    /// </summary>
+    private T ReadMerged(ReadOnlySpan<byte> stored, RawBsonElement compressed, ReadOnlySpan<byte> rest, ArrayBufferWriter<byte> merged)
+    {
+        merged.ResetWrittenCount();
+        Span<byte> target = merged.GetSpan(stored.Length + rest.Length);
+        int length = 4;
+        stored[4..compressed.Start].CopyTo(target[length..]);
+        length += compressed.Start - 4;
+        stored[compressed.End..^1].CopyTo(target[length..]);
+        length += stored.Length - 1 - compressed.End;
+
+        RawBsonWalker restElements;
+        try
+        {
+            restElements = new RawBsonWalker(rest);
+        }
+        catch (InvalidDataException ex)
+        {
+            throw NotBson(stored, ex);
+        }
+        while (true)
+        {
+            RawBsonElement element;
+            try
+            {
+                if (!restElements.TryNext(out element)) break;
+            }
+            catch (InvalidDataException ex)
+            {
+                throw NotBson(stored, ex);
+            }
+            if (IsStoredInTheClear(stored, element.Name(rest))) continue;
+            element.Bytes(rest).CopyTo(target[length..]);
+            length += element.End - element.Start;
+        }
+        target[length++] = 0;
+        BinaryPrimitives.WriteInt32LittleEndian(target, length);
+        merged.Advance(length);
+        return ReadPlain(merged);
+    }
+
+    private InvalidDataException NotBson(ReadOnlySpan<byte> stored, InvalidDataException ex) =>
+        new($"Document _id {DescribeId(stored)} in '{Namespace}': the decompressed part is not a BSON document: {ex.Message}", ex);
+
+    private static bool IsStoredInTheClear(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> name)
+    {
+        var elements = new RawBsonWalker(stored);
+        while (elements.TryNext(out RawBsonElement element))
+        {
+            if (element.Name(stored).SequenceEqual(name)) return true;
+        }
+        return false;
+    }
+
+    private T ReadPlain(ReadOnlySpan<byte> document, ArrayBufferWriter<byte> buffer)
+    {
+        buffer.ResetWrittenCount();
+        document.CopyTo(buffer.GetSpan(document.Length));
+        buffer.Advance(document.Length);
+        return ReadPlain(buffer);
+    }
+
+    private T ReadPlain(ArrayBufferWriter<byte> written)
+    {
+        if (!MemoryMarshal.TryGetArray(written.WrittenMemory, out ArraySegment<byte> segment) || segment.Offset != 0)
+            throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
+        using var buffer = new ByteArrayBuffer(segment.Array!, segment.Count, isReadOnly: true);
+        using var stream = new ByteBufferStream(buffer);
+        using var reader = new BsonBinaryReader(stream);
         return _inner.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+    }
+
+    /// <summary>The raw document as one span: the buffer's own bytes when they are contiguous, else a copy into <paramref name="copy"/>.</summary>
+    private static ReadOnlySpan<byte> Contiguous(IByteBuffer raw, MemoryStream copy)
+    {
+        ArraySegment<byte> backing = raw.AccessBackingBytes(0);
+        if (backing.Count >= raw.Length) return backing.AsSpan(0, raw.Length);
+        copy.SetLength(raw.Length);
+        byte[] bytes = copy.GetBuffer();
+        raw.GetBytes(0, bytes, 0, raw.Length);
+        return bytes.AsSpan(0, raw.Length);
     }
 }
 

@@ -178,6 +178,103 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     }
 
     [Fact]
+    public void ClearFieldsOfEveryCommonType_StayTypedInTheClear_AndRoundTrip()
+    {
+        var serializer = new CompressedDocumentSerializer<Typed>(_engine, Ns, new CompressedDocumentOptions
+        {
+            ClearFields = ["Count", "Big", "Score", "Flag", "When", "Missing", "Price", "Tags", "Address", "Key"],
+        });
+        var typed = new Typed
+        {
+            Id = 42,
+            Count = -7,
+            Big = long.MaxValue,
+            Score = 2.5,
+            Flag = true,
+            When = new DateTime(2026, 11, 23, 9, 30, 0, DateTimeKind.Utc),
+            Missing = null,
+            Price = 19.99m,
+            Tags = ["a", "b"],
+            Address = new Address { City = "Lyon", Zip = "69001" },
+            Key = Guid.Parse("a3e9a4a5-9a4c-4d8e-9b1b-0c5b6c7d8e9f"),
+            Body = string.Concat(Enumerable.Repeat("compressed body ", 20)),
+        };
+        BsonDocument stored = Write(serializer, typed);
+
+        Assert.Equal(["_id", "Count", "Big", "Score", "Flag", "When", "Missing", "Price", "Tags", "Address", "Key", "_z"], stored.Names.ToArray());
+        Assert.Equal(42, stored["_id"].AsInt32);
+        Assert.Equal(-7, stored["Count"].AsInt32);
+        Assert.Equal(long.MaxValue, stored["Big"].AsInt64);
+        Assert.Equal(2.5, stored["Score"].AsDouble);
+        Assert.True(stored["Flag"].AsBoolean);
+        Assert.Equal(typed.When, stored["When"].ToUniversalTime());
+        Assert.True(stored["Missing"].IsBsonNull);
+        Assert.Equal(19.99m, stored["Price"].AsDecimal);
+        Assert.Equal(new BsonArray { "a", "b" }, stored["Tags"].AsBsonArray);
+        Assert.Equal("Lyon", stored["Address"]["City"].AsString);
+        Assert.Equal(BsonBinarySubType.UuidStandard, stored["Key"].AsBsonBinaryData.SubType);
+        Assert.False(stored.Contains("Body"));
+
+        var plain = new BsonClassMapSerializer<Typed>(BsonClassMap.LookupClassMap(typeof(Typed)));
+        Assert.Equal(typed.ToBsonDocument(plain), Read(serializer, stored).ToBsonDocument(plain));
+    }
+
+    [Fact]
+    public void ThroughTheDriversBinaryWriterAndAChunkedReadBuffer_RoundTrips()
+    {
+        // The driver writes into a BsonBinaryWriter and reads replies from buffers that may be split in chunks.
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Title"] });
+        var random = new Random(8);
+        var movies = Enumerable.Range(0, 20).Select(_ => NewMovie(random)).ToList();
+        using var written = new MemoryStream();
+        using (var writer = new BsonBinaryWriter(written))
+        {
+            foreach (Movie movie in movies) serializer.Serialize(BsonSerializationContext.CreateRoot(writer), movie);
+        }
+        byte[] bytes = written.ToArray();
+
+        var chunks = new List<IBsonChunk>();
+        for (int offset = 0; offset < bytes.Length; offset += 37)
+            chunks.Add(new ByteArrayChunk(bytes[offset..Math.Min(bytes.Length, offset + 37)]));
+        using var buffer = new MultiChunkBuffer(chunks, bytes.Length, isReadOnly: true);
+        using var stream = new ByteBufferStream(buffer);
+        using var reader = new BsonBinaryReader(stream);
+        var context = BsonDeserializationContext.CreateRoot(reader);
+        foreach (Movie movie in movies) AssertSame(movie, serializer.Deserialize(context));
+    }
+
+    [Fact]
+    public void Deserialize_FieldSetInTheClearByAnUpdate_WinsOverItsCompressedValue()
+    {
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var movie = NewMovie(new Random(9));
+        BsonDocument stored = Write(serializer, movie);
+        stored.InsertAt(1, new BsonElement("Plot", "rewritten by $set")); // an update that did not go through the serializer
+
+        Movie read = Read(serializer, stored);
+        Assert.Equal("rewritten by $set", read.Plot);
+        Assert.Equal(movie.Title, read.Title);
+    }
+
+    [Fact]
+    public void Deserialize_DecompressedPartNotBson_OrWrongBinarySubtype_ThrowsNamingTheId()
+    {
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var movie = NewMovie(new Random(10));
+        BsonDocument stored = Write(serializer, movie);
+        byte[] notBson = "{\"json\": \"is not BSON\"}"u8.ToArray();
+        stored["_z"] = new BsonBinaryData(_engine.Compress(Ns, notBson), BsonBinarySubType.UserDefined);
+        var ex = Assert.Throws<InvalidDataException>(() => Read(serializer, stored));
+        Assert.Contains(movie.Id.ToString(), ex.Message);
+        Assert.Contains("not a BSON document", ex.Message);
+
+        stored["_z"] = new BsonBinaryData(new byte[] { 1, 2, 3 }, BsonBinarySubType.Binary);
+        ex = Assert.Throws<InvalidDataException>(() => Read(serializer, stored));
+        Assert.Contains(movie.Id.ToString(), ex.Message);
+        Assert.Contains("BinData(0x00)", ex.Message);
+    }
+
+    [Fact]
     public void TryGetMemberSerializationInfo_ClearMemberResolves_CompressedMemberThrowsSayingSo()
     {
         var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Genre"] });
@@ -211,6 +308,42 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
         serializer.SetDocumentId(movie, newId);
         Assert.Equal(newId, movie.Id);
     }
+}
+
+public sealed class Address
+{
+    public string City { get; set; } = "";
+
+    public string Zip { get; set; } = "";
+}
+
+public sealed class Typed
+{
+    public int Id { get; set; }
+
+    public int Count { get; set; }
+
+    public long Big { get; set; }
+
+    public double Score { get; set; }
+
+    public bool Flag { get; set; }
+
+    public DateTime When { get; set; }
+
+    public string? Missing { get; set; }
+
+    [BsonRepresentation(BsonType.Decimal128)]
+    public decimal Price { get; set; }
+
+    public List<string> Tags { get; set; } = [];
+
+    public Address Address { get; set; } = new();
+
+    [BsonGuidRepresentation(GuidRepresentation.Standard)]
+    public Guid Key { get; set; }
+
+    public string Body { get; set; } = "";
 }
 
 public sealed class Registered

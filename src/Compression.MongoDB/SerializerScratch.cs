@@ -1,0 +1,51 @@
+using System.Buffers;
+using MongoDB.Bson.IO;
+using MongoDB.Bson.Serialization;
+
+namespace Compression.MongoDB;
+
+/// <summary>
+/// The reused buffers of one serializer call, cached per thread: the class map's BSON output (with its writer), and two
+/// buffer writers (the compressed part and its envelope on writes; the decompressed part and the merged document on reads).
+/// A nested call on the same thread (a compressed type inside another) finds the cache empty and gets its own.
+/// Buffers grown past <see cref="MaxRetainedBytes"/> by a huge document are not kept.
+/// </summary>
+internal sealed class SerializerScratch
+{
+    private const int MaxRetainedBytes = 1 << 20;
+
+    [ThreadStatic]
+    private static SerializerScratch? t_cached;
+
+    private SerializerScratch()
+    {
+        Writer = new BsonBinaryWriter(Bson);
+        WriterContext = BsonSerializationContext.CreateRoot(Writer);
+    }
+
+    public MemoryStream Bson { get; } = new(1024);
+
+    public BsonBinaryWriter Writer { get; }
+
+    public BsonSerializationContext WriterContext { get; }
+
+    public ArrayBufferWriter<byte> First { get; } = new(1024);
+
+    public ArrayBufferWriter<byte> Second { get; } = new(1024);
+
+    public static SerializerScratch Rent()
+    {
+        SerializerScratch? scratch = t_cached;
+        t_cached = null;
+        return scratch ?? new SerializerScratch();
+    }
+
+    public static void Return(SerializerScratch scratch)
+    {
+        if (scratch.Bson.Capacity > MaxRetainedBytes || scratch.First.Capacity > MaxRetainedBytes || scratch.Second.Capacity > MaxRetainedBytes)
+            return;
+        scratch.First.ResetWrittenCount();
+        scratch.Second.ResetWrittenCount();
+        t_cached = scratch;
+    }
+}
