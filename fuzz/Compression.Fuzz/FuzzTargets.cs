@@ -6,7 +6,7 @@ namespace Compression.Fuzz;
 /// The fuzz targets. Each takes arbitrary bytes and either returns (the input was handled as documented) or throws
 /// <see cref="FuzzFailureException"/> or an undocumented exception, which the fuzzer records as a crash. Shared by the
 /// AFL++ entry point (<c>Program</c>) and by the short in-process run in <c>dotnet test</c>
-/// (<c>tests/Compression.Core.Tests/Envelope/FuzzTargetTests.cs</c> compiles this file in).
+/// (<c>tests/Compression.Core.Tests/Fuzz/FuzzTargetTests.cs</c> compiles this file in).
 /// </summary>
 public sealed class FuzzTargets
 {
