@@ -134,9 +134,12 @@ internal static class AnalyzeHtmlReport
         return root.ToJsonString(Indented);
     }
 
-    private static string SnippetNote(CodecResult best) => best.Dictionary
-        ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size."
-        : "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, without dictionaries (the measured setting; the engine uses dictionaries with zstd only).";
+    private static string SnippetNote(CodecResult best) =>
+        (best.Dictionary
+            ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size. "
+            : "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, without dictionaries (the measured setting; the engine uses dictionaries with zstd only). ") +
+        $"The section has the shape of {nameof(CompressionEngineOptions)} (property names as in the library); the library does not bind configuration itself yet: " +
+        $"bind it with configuration.GetSection(\"{SectionName}\").Get<{nameof(CompressionEngineOptions)}>() and pass the options to the engine.";
 
     /// <summary>Scatter chart: x = compress MB/s (log scale), y = ratio; one circle per row, the recommended one larger and ringed.</summary>
     private static void AppendChart(StringBuilder sb, AnalyzeResult result)
@@ -194,8 +197,8 @@ internal static class AnalyzeHtmlReport
             sb.AppendLine(C, $"<text x=\"{x + 4:F1}\" y=\"{Top + 12}\" font-size=\"10\" fill=\"#d62728\">{E(string.Create(C, $"{threshold:0} MB/s"))}</text>");
         }
 
-        // Points, then labels placed where they overlap no earlier label (greedy, recommended first).
-        var placed = new List<(double X1, double Y1, double X2, double Y2)>();
+        // Points, then labels placed where they cover no point and no earlier label (greedy, recommended first).
+        var placed = rows.Select(r => (X(r.CompressMBps) - 6, Y(r.Ratio) - 6, X(r.CompressMBps) + 6, Y(r.Ratio) + 6)).ToList();
         var order = rows.OrderByDescending(r => r == result.Recommended).ThenByDescending(r => r.Ratio).ToList();
         foreach (var r in rows)
         {
@@ -210,9 +213,8 @@ internal static class AnalyzeHtmlReport
             string text = Label(r) + (r == result.Recommended ? " (recommended)" : "");
             double width = text.Length * 6.2, height = 11;
             double cx = X(r.CompressMBps), cy = Y(r.Ratio);
-            (double Dx, double Dy, bool End)[] candidates = [(8, -6, false), (8, 12, false), (-8, -6, true), (-8, 12, true), (8, 24, false), (8, -18, false), (-8, 24, true), (-8, -18, true)];
-            var choice = candidates[0];
-            foreach (var candidate in candidates)
+            var choice = LabelOffsets[0];
+            foreach (var candidate in LabelOffsets)
             {
                 var box = Box(cx, cy, candidate, width, height);
                 if (box.X1 >= Left && box.X2 <= Left + plotWidth && box.Y1 >= Top && box.Y2 <= Top + plotHeight && !placed.Any(p => Overlaps(p, box)))
@@ -221,7 +223,14 @@ internal static class AnalyzeHtmlReport
                     break;
                 }
             }
-            placed.Add(Box(cx, cy, choice, width, height));
+            var chosen = Box(cx, cy, choice, width, height);
+            placed.Add(chosen);
+            if (Math.Abs(choice.Dy) > 12 || Math.Abs(choice.Dx) > 8)
+            {
+                // A label moved away from a crowd: a leader line to the nearest corner of the label.
+                double lx = choice.End ? chosen.X2 : chosen.X1, ly = choice.Dy < 0 ? chosen.Y2 - 2 : chosen.Y1;
+                sb.AppendLine(C, $"<line x1=\"{cx:F1}\" y1=\"{cy:F1}\" x2=\"{lx:F1}\" y2=\"{ly:F1}\" stroke=\"#aaa\" stroke-width=\"0.8\" />");
+            }
             string weight = r == result.Recommended ? " font-weight=\"bold\" fill=\"#d62728\"" : " fill=\"#333\"";
             sb.AppendLine(C, $"<text x=\"{cx + choice.Dx:F1}\" y=\"{cy + choice.Dy:F1}\" font-size=\"11\" text-anchor=\"{(choice.End ? "end" : "start")}\"{weight}>{E(text)}</text>");
         }
@@ -235,6 +244,15 @@ internal static class AnalyzeHtmlReport
         sb.AppendLine("</p>");
         sb.AppendLine("<p class=\"meta\">Filled: without a dictionary; hollow: zstd with the trained dictionary. The ringed point is the recommended setting; the dashed line is the speed the recommendation requires.</p>");
     }
+
+    /// <summary>Where a label may go relative to its point (baseline offset; End = text ends there), nearest first.</summary>
+    private static readonly (double Dx, double Dy, bool End)[] LabelOffsets =
+    [
+        .. from dy in (double[])[-6, 12, -18, 24, -30, 36, -42, 48, -54, 60, -66, 72]
+           from dx in (double[])[8, -8, 40, -40, 80, -80]
+           orderby Math.Abs(dx) + (Math.Abs(dy) * 1.5)
+           select (dx, dy, dx < 0),
+    ];
 
     private static (double X1, double Y1, double X2, double Y2) Box(double cx, double cy, (double Dx, double Dy, bool End) at, double width, double height)
     {
