@@ -1,5 +1,9 @@
+using System.Globalization;
 using System.Text;
 using System.Text.Json;
+using System.Xml;
+using System.Xml.Linq;
+using Compression.Tool.Analyze;
 using Xunit;
 
 namespace Compression.Tool.Tests;
@@ -113,5 +117,138 @@ public sealed class AnalyzeCommandTests : IDisposable
         var (exit, _, error) = Run("analyze", path, "--format", "xml");
         Assert.NotEqual(0, exit);
         Assert.Contains("xml", error);
+    }
+
+    [Fact]
+    public void Analyze_Html_WritesOnePageWithChartTableAndSnippet_AndStdoutKeepsTheReport()
+    {
+        string path = WriteCorpus(400, seed: 3);
+        string page = Path.Combine(_directory, "report.html");
+        var (exit, output, error) = Run("analyze", path, "--quick", "--format", "json", "--html", page);
+        Assert.True(exit == 0, error);
+
+        // stdout still holds the JSON report: the page must show the same rows.
+        using var json = JsonDocument.Parse(output);
+        var rows = json.RootElement.GetProperty("results").EnumerateArray().ToList();
+        string recommendation = json.RootElement.GetProperty("recommendation").GetString()!;
+        string recommendedCodec = recommendation.Split(' ')[0];
+
+        string html = File.ReadAllText(page);
+        Assert.StartsWith("<!DOCTYPE html>", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("<script", html, StringComparison.OrdinalIgnoreCase);
+        Assert.DoesNotContain("<link", html, StringComparison.OrdinalIgnoreCase);
+        Assert.DoesNotContain("http://", html.Replace("http://www.w3.org/", "", StringComparison.Ordinal), StringComparison.Ordinal);
+        Assert.DoesNotContain("https://", html, StringComparison.Ordinal);
+
+        // Well-formed: the page parses as XML.
+        XDocument document;
+        using (var reader = XmlReader.Create(new StringReader(html), new XmlReaderSettings { DtdProcessing = DtdProcessing.Ignore }))
+            document = XDocument.Load(reader);
+        XElement[] Named(string name) => [.. document.Descendants().Where(e => e.Name.LocalName == name)];
+
+        Assert.Contains("orders.jsonl", Named("h1").Single().Value);
+        Assert.Contains("400 documents", html);
+        Assert.Contains("seed 42", html);
+
+        // The table: one body row per result, in the same order, same figures as the text output.
+        var tableRows = Named("tbody").Single().Elements().ToList();
+        Assert.Equal(rows.Count, tableRows.Count);
+        for (int i = 0; i < rows.Count; i++)
+        {
+            string[] cells = [.. tableRows[i].Elements().Select(e => e.Value)];
+            Assert.Equal(rows[i].GetProperty("codec").GetString(), cells[0]);
+            Assert.Equal(rows[i].GetProperty("ratio").GetDouble().ToString("F2", CultureInfo.InvariantCulture), cells[3]);
+        }
+
+        // The chart: exactly one svg, one circle per result row, exactly one highlighted, axes labelled.
+        var svg = Assert.Single(Named("svg"));
+        Assert.Equal(1, html.Split("<svg", StringSplitOptions.None).Length - 1);
+        var circles = svg.Descendants().Where(e => e.Name.LocalName == "circle").ToList();
+        Assert.Equal(rows.Count, circles.Count);
+        Assert.Single(circles, c => (string?)c.Attribute("class") == "recommended");
+        string svgText = string.Concat(svg.Descendants().Where(e => e.Name.LocalName == "text").Select(e => e.Value + "|"));
+        Assert.Contains("compress speed, MB/s", svgText);
+        Assert.Contains("compression ratio", svgText);
+        Assert.Contains("(recommended)", svgText);
+
+        // The recommendation and its snippet, which is JSON naming the recommended codec.
+        Assert.Equal(recommendation, document.Descendants().Single(e => (string?)e.Attribute("id") == "recommendation").Value);
+        string snippet = document.Descendants().Single(e => (string?)e.Attribute("id") == "appsettings").Value;
+        using var settings = JsonDocument.Parse(snippet);
+        var compressor = settings.RootElement.GetProperty("Compression").GetProperty("Defaults").GetProperty("Compressor");
+        Assert.Equal(recommendedCodec, compressor.GetProperty("Codec").GetString(), ignoreCase: true);
+        Assert.True(compressor.GetProperty("Level").GetInt32() >= 0);
+        Assert.True(compressor.GetProperty("Checksum").GetBoolean());
+        bool dictionary = recommendation.Contains("with a trained dictionary", StringComparison.Ordinal);
+        Assert.Equal(dictionary, settings.RootElement.GetProperty("Compression").GetProperty("Defaults").GetProperty("Dictionary").GetProperty("Enabled").GetBoolean());
+    }
+
+    [Fact]
+    public void Analyze_Html_WithTableFormat_PrintsTheTableToo()
+    {
+        string path = WriteCorpus(200, seed: 4);
+        string page = Path.Combine(_directory, "table.html");
+        var (exit, output, error) = Run("analyze", path, "--quick", "--html", page);
+        Assert.True(exit == 0, error);
+        Assert.Contains("| zstd |", output);
+        Assert.Contains("recommended:", output);
+        Assert.True(File.Exists(page));
+    }
+
+    [Fact]
+    public void Analyze_Html_MissingDirectory_ExitsNonZeroNamingThePath()
+    {
+        string path = WriteCorpus(50);
+        string page = Path.Combine(_directory, "no-such-directory", "report.html");
+        var (exit, _, error) = Run("analyze", path, "--quick", "--html", page);
+        Assert.Equal(2, exit);
+        Assert.Contains(page, error);
+        Assert.False(File.Exists(page));
+    }
+
+    [Fact]
+    public void Analyze_Html_PathIsADirectory_ExitsNonZeroNamingThePath()
+    {
+        string path = WriteCorpus(50);
+        string page = Directory.CreateDirectory(Path.Combine(_directory, "taken.html")).FullName;
+        var (exit, output, error) = Run("analyze", path, "--quick", "--html", page);
+        Assert.Equal(2, exit);
+        Assert.Contains(page, error);
+        Assert.Contains("recommended:", output); // the measurement was printed before the write failed
+    }
+
+    [Fact]
+    public void HtmlReport_EncodesTextAndFormatsNumbersInvariantly()
+    {
+        var previous = CultureInfo.CurrentCulture;
+        CultureInfo.CurrentCulture = new CultureInfo("de-DE");
+        try
+        {
+            CodecResult best = new("zstd", 3, true, 4.5, 1234.5, 2000);
+            var result = new AnalyzeResult
+            {
+                Documents = 1000, RawBytes = 1_234_567, LimitRatio = 9.5, TrainDocuments = 200, TestDocuments = 800, DictionarySize = 16384,
+                Checksum = false, Seed = 7, Recommendation = "zstd level 3 <with> a \"dictionary\" & more", Recommended = best, MaxDictionarySize = 16384,
+                Results = [new CodecResult("stored", 0, false, 0.98, 3000, 3000), new CodecResult("zstd", 3, false, 1.3, 60.34, 200), best],
+            };
+            string html = AnalyzeHtmlReport.ToHtml(result, "a<b>&c.jsonl", new DateTimeOffset(2026, 11, 23, 10, 0, 0, TimeSpan.Zero));
+            Assert.Contains("a&lt;b&gt;&amp;c.jsonl", html);
+            Assert.DoesNotContain("<with>", html);
+            Assert.Contains("zstd level 3 &lt;with&gt; a &quot;dictionary&quot; &amp; more", html);
+            Assert.Contains("1,000 documents, 1,234,567 bytes", html);
+            Assert.Contains("<td class=\"n\">60.3</td>", html);
+            Assert.Contains("2026-11-23 10:00 UTC", html);
+            Assert.Equal(3, html.Split("<circle", StringSplitOptions.None).Length - 1);
+
+            using var snippet = JsonDocument.Parse(AnalyzeHtmlReport.ToAppSettings(result));
+            var defaults = snippet.RootElement.GetProperty("Compression").GetProperty("Defaults");
+            Assert.Equal("Zstd", defaults.GetProperty("Compressor").GetProperty("Codec").GetString());
+            Assert.False(defaults.GetProperty("Compressor").GetProperty("Checksum").GetBoolean());
+            Assert.Equal(16384, defaults.GetProperty("Dictionary").GetProperty("DictionarySize").GetInt32());
+        }
+        finally
+        {
+            CultureInfo.CurrentCulture = previous;
+        }
     }
 }

@@ -16,11 +16,12 @@ internal static class AnalyzeCommand
         var dictionarySize = new Option<int>("--dictionary-size") { Description = "Largest dictionary trained, in bytes.", DefaultValueFactory = _ => new DictionaryOptions().DictionarySize };
         var noChecksum = new Option<bool>("--no-checksum") { Description = "Measure envelopes without the 4-byte checksum (the library default is on)." };
         var quick = new Option<bool>("--quick") { Description = "Fewer codecs and shorter timings (for smoke tests)." };
+        var html = new Option<FileInfo>("--html") { Description = "Also write a one-page HTML report (table, chart of ratio against speed, recommended appsettings.json) to this file." };
         var sweep = new Option<bool>("--sweep") { Description = "Measure dictionary sizes and levels for docs/dictionary-defaults.md instead.", Hidden = true };
 
         var command = new Command("analyze", "Measure every codec and a few levels, with and without a trained zstd dictionary, on a JSON Lines file.")
         {
-            file, format, online, seed, dictionarySize, noChecksum, quick, sweep,
+            file, format, online, seed, dictionarySize, noChecksum, quick, html, sweep,
         };
         command.SetAction(async (parse, cancellationToken) =>
         {
@@ -52,6 +53,22 @@ internal static class AnalyzeCommand
                 return 2;
             }
 
+            FileInfo? htmlPath = parse.GetValue(html);
+            if (htmlPath is not null)
+            {
+                if (parse.GetValue(sweep))
+                {
+                    await error.WriteLineAsync("analyze: --html does not apply to --sweep.").ConfigureAwait(false);
+                    return 2;
+                }
+                // Fail before the measurement (which takes seconds), not after it.
+                if (htmlPath.Directory is { Exists: false } directory)
+                {
+                    await error.WriteLineAsync($"analyze: cannot write {htmlPath.FullName}: directory not found: {directory.FullName}").ConfigureAwait(false);
+                    return 2;
+                }
+            }
+
             var settings = new AnalyzeSettings
             {
                 Seed = parse.GetValue(seed),
@@ -71,6 +88,19 @@ internal static class AnalyzeCommand
 
             string report = parse.GetValue(format) == "json" ? AnalyzeReport.ToJson(result) : AnalyzeReport.ToTable(result, path.Name);
             await output.WriteLineAsync(report).ConfigureAwait(false);
+            if (htmlPath is not null)
+            {
+                string page = AnalyzeHtmlReport.ToHtml(result, path.Name, DateTimeOffset.UtcNow);
+                try
+                {
+                    await File.WriteAllTextAsync(htmlPath.FullName, page, cancellationToken).ConfigureAwait(false);
+                }
+                catch (Exception ex) when (ex is IOException or UnauthorizedAccessException)
+                {
+                    await error.WriteLineAsync($"analyze: cannot write {htmlPath.FullName}: {ex.Message}").ConfigureAwait(false);
+                    return 2;
+                }
+            }
             return 0;
         });
         return command;

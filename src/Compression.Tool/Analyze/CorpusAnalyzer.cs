@@ -1,4 +1,6 @@
 using System.Diagnostics;
+using System.Globalization;
+using System.Text.Json.Serialization;
 using Compression.Dictionaries;
 using ZstdSharp;
 
@@ -39,6 +41,15 @@ internal sealed record AnalyzeResult
     public required bool Checksum { get; init; }
     public required int Seed { get; init; }
     public required string Recommendation { get; init; }
+
+    /// <summary>The row <see cref="Recommendation"/> names (for the HTML page's chart and configuration snippet; not in the JSON output).</summary>
+    [JsonIgnore]
+    public CodecResult? Recommended { get; init; }
+
+    /// <summary>The largest dictionary the run would train (<c>--dictionary-size</c>); <see cref="DictionarySize"/> is what was trained (not in the JSON output).</summary>
+    [JsonIgnore]
+    public int MaxDictionarySize { get; init; }
+
     public OnlineResult? Online { get; init; }
 }
 
@@ -95,6 +106,7 @@ internal static class CorpusAnalyzer
             }
         }
 
+        var (recommended, recommendation) = Recommend(results);
         return new AnalyzeResult
         {
             Documents = documents.Count,
@@ -106,7 +118,9 @@ internal static class CorpusAnalyzer
             DictionarySize = dictionary?.Content.Length ?? 0,
             Checksum = settings.Checksum,
             Seed = settings.Seed,
-            Recommendation = Recommend(results),
+            Recommendation = recommendation,
+            Recommended = recommended,
+            MaxDictionarySize = settings.DictionarySize,
         };
     }
 
@@ -249,16 +263,20 @@ internal static class CorpusAnalyzer
         return watch.Elapsed.TotalSeconds / passes;
     }
 
-    /// <summary>The smallest output among settings that compress at 50 MB/s or more (a write path that keeps up), with the reason.</summary>
-    private static string Recommend(IReadOnlyList<CodecResult> results)
+    /// <summary>The compress speed, in MB/s, a recommended setting must reach when any setting does.</summary>
+    internal const double RecommendMinCompressMBps = 50;
+
+    /// <summary>The smallest output among settings that compress at <see cref="RecommendMinCompressMBps"/> or more (a write path that keeps up), with the reason.</summary>
+    private static (CodecResult Best, string Reason) Recommend(IReadOnlyList<CodecResult> results)
     {
-        var fast = results.Where(r => r.Codec != "stored" && r.CompressMBps >= 50).ToList();
+        var fast = results.Where(r => r.Codec != "stored" && r.CompressMBps >= RecommendMinCompressMBps).ToList();
         var pool = fast.Count > 0 ? fast : results.Where(r => r.Codec != "stored").ToList();
         var best = pool.MaxBy(r => r.Ratio)!;
         var plainZstd = results.FirstOrDefault(r => r.Codec == "zstd" && r.Level == 3 && !r.Dictionary);
-        string gain = best.Dictionary && plainZstd is not null ? $", {best.Ratio / plainZstd.Ratio:F1}x zstd-3 without a dictionary" : "";
-        return $"{best.Codec} level {best.Level}{(best.Dictionary ? " with a trained dictionary" : "")}: ratio {best.Ratio:F2} at {best.CompressMBps:F0} MB/s compress{gain}; " +
-               (fast.Count > 0 ? "the highest ratio among settings compressing at 50 MB/s or more." : "no setting reached 50 MB/s; the highest ratio overall.");
+        var c = CultureInfo.InvariantCulture;
+        string gain = best.Dictionary && plainZstd is not null ? string.Create(c, $", {best.Ratio / plainZstd.Ratio:F1}x zstd-3 without a dictionary") : "";
+        return (best, string.Create(c, $"{best.Codec} level {best.Level}{(best.Dictionary ? " with a trained dictionary" : "")}: ratio {best.Ratio:F2} at {best.CompressMBps:F0} MB/s compress{gain}; ") +
+               (fast.Count > 0 ? string.Create(c, $"the highest ratio among settings compressing at {RecommendMinCompressMBps:F0} MB/s or more.") : string.Create(c, $"no setting reached {RecommendMinCompressMBps:F0} MB/s; the highest ratio overall.")));
     }
 
     internal static string CodecName(CompressionCodec codec) => codec.ToString().ToLowerInvariant();
