@@ -134,16 +134,12 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             ReadOnlySpan<byte> stored = Contiguous(raw, scratch.Bson);
             RawBsonElement? compressed = null;
             var elements = new RawBsonWalker(stored);
-            while (elements.TryNext(out RawBsonElement element))
+            while (elements.TryNext(out RawBsonElement element)) // every element: the merge below copies them unchecked
             {
-                if (element.Name(stored).SequenceEqual(CompressedElementUtf8))
-                {
-                    compressed = element;
-                    break;
-                }
+                if (compressed is null && element.Name(stored).SequenceEqual(CompressedElementUtf8)) compressed = element;
             }
             if (compressed is not { } z)
-                return ReadPlain(stored, scratch.Second); // legacy, or written while compression was off
+                return ReadPlain(raw); // legacy, or written while compression was off
 
             ReadOnlySpan<byte> value = z.Value(stored);
             if (z.Type != (byte)BsonType.Binary || value[4] != (byte)BsonBinarySubType.UserDefined)
@@ -276,39 +272,31 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         stored[compressed.End..^1].CopyTo(target[length..]);
         length += stored.Length - 1 - compressed.End;
 
-        RawBsonWalker restElements;
         try
         {
-            restElements = new RawBsonWalker(rest);
+            var restElements = new RawBsonWalker(rest);
+            while (restElements.TryNext(out RawBsonElement element))
+            {
+                if (IsStoredInTheClear(stored, element.Name(rest))) continue;
+                element.Bytes(rest).CopyTo(target[length..]);
+                length += element.End - element.Start;
+            }
         }
         catch (InvalidDataException ex)
         {
-            throw NotBson(stored, ex);
-        }
-        while (true)
-        {
-            RawBsonElement element;
-            try
-            {
-                if (!restElements.TryNext(out element)) break;
-            }
-            catch (InvalidDataException ex)
-            {
-                throw NotBson(stored, ex);
-            }
-            if (IsStoredInTheClear(stored, element.Name(rest))) continue;
-            element.Bytes(rest).CopyTo(target[length..]);
-            length += element.End - element.Start;
+            throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}': the decompressed part is not a BSON document: {ex.Message}", ex);
         }
         target[length++] = 0;
         BinaryPrimitives.WriteInt32LittleEndian(target, length);
         merged.Advance(length);
-        return ReadPlain(merged);
+
+        if (!MemoryMarshal.TryGetArray(merged.WrittenMemory, out ArraySegment<byte> segment) || segment.Offset != 0)
+            throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
+        using var buffer = new ByteArrayBuffer(segment.Array!, segment.Count, isReadOnly: true);
+        return ReadPlain(buffer);
     }
 
-    private InvalidDataException NotBson(ReadOnlySpan<byte> stored, InvalidDataException ex) =>
-        new($"Document _id {DescribeId(stored)} in '{Namespace}': the decompressed part is not a BSON document: {ex.Message}", ex);
-
+    /// <summary>Whether <paramref name="name"/> is an element of <paramref name="stored"/> (already walked whole, so it cannot throw).</summary>
     private static bool IsStoredInTheClear(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> name)
     {
         var elements = new RawBsonWalker(stored);
@@ -319,20 +307,9 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         return false;
     }
 
-    private T ReadPlain(ReadOnlySpan<byte> document, ArrayBufferWriter<byte> buffer)
+    private T ReadPlain(IByteBuffer document)
     {
-        buffer.ResetWrittenCount();
-        document.CopyTo(buffer.GetSpan(document.Length));
-        buffer.Advance(document.Length);
-        return ReadPlain(buffer);
-    }
-
-    private T ReadPlain(ArrayBufferWriter<byte> written)
-    {
-        if (!MemoryMarshal.TryGetArray(written.WrittenMemory, out ArraySegment<byte> segment) || segment.Offset != 0)
-            throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
-        using var buffer = new ByteArrayBuffer(segment.Array!, segment.Count, isReadOnly: true);
-        using var stream = new ByteBufferStream(buffer);
+        using var stream = new ByteBufferStream(document);
         using var reader = new BsonBinaryReader(stream);
         return _inner.Deserialize(BsonDeserializationContext.CreateRoot(reader));
     }
