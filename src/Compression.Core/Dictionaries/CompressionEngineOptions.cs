@@ -51,6 +51,9 @@ public sealed class CompressionEngineOptions
     /// <value>Defaults to 30 minutes.</value>
     public TimeSpan NamespaceIdleTimeout { get; set; } = TimeSpan.FromMinutes(30);
 
+    /// <summary>What the configuration binder could not read (unknown keys, values that do not parse).</summary>
+    internal List<string> BindingErrors { get; } = [];
+
     /// <summary>Every problem with these options, each naming its configuration key (<c>Compression:...</c>) and the allowed values; empty when valid.</summary>
     public IReadOnlyList<string> Validate()
     {

@@ -1,0 +1,123 @@
+using System.Globalization;
+using System.Reflection;
+using Compression.Dictionaries;
+using Microsoft.Extensions.Configuration;
+
+namespace Compression.Configuration;
+
+/// <summary>
+/// Binds the <c>Compression</c> section onto <see cref="CompressionEngineOptions"/>, collecting one message per bad key
+/// instead of throwing at the first: unknown keys, values that do not parse, with the key's full path and the allowed
+/// values. A namespace's section starts from <see cref="CompressionEngineOptions.Defaults"/>. Ranges are checked
+/// afterwards by <see cref="CompressionEngineOptions.Validate"/>.
+/// </summary>
+internal static class CompressionConfigurationBinder
+{
+    public static void Bind(IConfigurationSection section, CompressionEngineOptions options, List<string> errors)
+    {
+        if (section.GetSection(nameof(CompressionEngineOptions.Defaults)) is { } defaults && defaults.Exists())
+            BindObject(defaults, options.Defaults, errors);
+        foreach (var child in section.GetChildren())
+        {
+            switch (child.Key)
+            {
+                case var k when Is(k, nameof(CompressionEngineOptions.Defaults)):
+                    break;
+                case var k when Is(k, nameof(CompressionEngineOptions.Namespaces)):
+                    foreach (var ns in child.GetChildren())
+                    {
+                        NamespaceOptions settings = options.Defaults.Clone();
+                        BindObject(ns, settings, errors);
+                        options.Namespaces[ns.Key] = settings;
+                    }
+                    break;
+                default:
+                    BindProperty(child, options, errors);
+                    break;
+            }
+        }
+    }
+
+    private static void BindObject(IConfigurationSection section, object target, List<string> errors)
+    {
+        if (section.Value is { Length: > 0 } && !section.GetChildren().Any())
+        {
+            errors.Add($"{section.Path}: '{section.Value}' is a value; allowed: a section of settings ({string.Join(", ", Settable(target.GetType()).Select(p => p.Name))}).");
+            return;
+        }
+        foreach (var child in section.GetChildren()) BindProperty(child, target, errors);
+    }
+
+    private static void BindProperty(IConfigurationSection child, object target, List<string> errors)
+    {
+        PropertyInfo? property = Settable(target.GetType()).FirstOrDefault(p => Is(p.Name, child.Key));
+        if (property is null)
+        {
+            errors.Add($"{child.Path}: unknown setting; allowed: {string.Join(", ", Settable(target.GetType()).Select(p => p.Name))}.");
+            return;
+        }
+        Type type = property.PropertyType;
+        if (type == typeof(IList<string>))
+        {
+            property.SetValue(target, child.GetChildren().Select(c => c.Value ?? "").ToList());
+            return;
+        }
+        if (type == typeof(DictionaryOptions))
+        {
+            BindObject(child, property.GetValue(target)!, errors);
+            return;
+        }
+        if (child.GetChildren().Any())
+        {
+            errors.Add($"{child.Path}: a section; allowed: {Describe(type)}.");
+            return;
+        }
+        if (TryParse(child.Value, type, out object? value)) property.SetValue(target, value);
+        else errors.Add($"{child.Path}: '{child.Value}' is not valid; allowed: {Describe(type)}.");
+    }
+
+    private static bool TryParse(string? text, Type type, out object? value)
+    {
+        value = null;
+        Type? nullable = Nullable.GetUnderlyingType(type);
+        if (nullable is not null)
+        {
+            if (string.IsNullOrWhiteSpace(text)) return true;
+            type = nullable;
+        }
+        text = text?.Trim();
+        if (string.IsNullOrEmpty(text)) return false;
+        CultureInfo c = CultureInfo.InvariantCulture;
+        bool ok;
+        if (type == typeof(int)) { ok = int.TryParse(text, NumberStyles.Integer, c, out int v); value = v; }
+        else if (type == typeof(double)) { ok = double.TryParse(text, NumberStyles.Float, c, out double v) && double.IsFinite(v); value = v; }
+        else if (type == typeof(bool)) { ok = bool.TryParse(text, out bool v); value = v; }
+        else if (type == typeof(TimeSpan)) { ok = TimeSpan.TryParse(text, c, out TimeSpan v); value = v; }
+        else if (type.IsEnum)
+        {
+            object? parsed = null;
+            ok = !char.IsAsciiDigit(text[0]) && text[0] != '-' && Enum.TryParse(type, text, ignoreCase: true, out parsed) && Enum.IsDefined(type, parsed!);
+            value = ok ? parsed : null;
+        }
+        else ok = false;
+        return ok;
+    }
+
+    private static string Describe(Type type)
+    {
+        Type? nullable = Nullable.GetUnderlyingType(type);
+        string empty = nullable is null ? "" : " or empty for the default";
+        type = nullable ?? type;
+        return (type == typeof(int) ? "a whole number"
+            : type == typeof(double) ? "a number (invariant culture, e.g. 0.95)"
+            : type == typeof(bool) ? "true or false"
+            : type == typeof(TimeSpan) ? "a duration as [d.]hh:mm:ss[.fff], e.g. 00:00:30"
+            : type.IsEnum ? "one of " + string.Join(", ", Enum.GetNames(type))
+            : type.Name) + empty;
+    }
+
+    private static IEnumerable<PropertyInfo> Settable(Type type) =>
+        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(p => p.CanWrite && p.SetMethod!.IsPublic && p.Name != nameof(CompressionEngineOptions.Namespaces));
+
+    private static bool Is(string a, string b) => string.Equals(a, b, StringComparison.OrdinalIgnoreCase);
+}
