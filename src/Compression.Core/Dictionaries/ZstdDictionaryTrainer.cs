@@ -3,7 +3,7 @@ using ZstdSharp;
 namespace Compression.Dictionaries;
 
 /// <summary>Trains zstd dictionaries from sample documents (zstd's fastcover trainer through ZstdSharp).</summary>
-public static class ZstdDictionaryTrainer
+internal static class ZstdDictionaryTrainer
 {
     /// <summary>The smallest total sample size zstd can train from.</summary>
     public const int MinimumSampleBytes = 128;
