@@ -44,10 +44,22 @@ public sealed class DocumentCompressor
     /// <summary>Whether new envelopes carry a checksum.</summary>
     public bool Checksum => _checksum;
 
+    /// <summary>
+    /// The largest document length <see cref="GetMaxEnvelopeLength"/> accepts: 2,147,483,631 bytes
+    /// (<see cref="int.MaxValue"/> less the 16 bytes an envelope can add), so that the envelope length is still an
+    /// <see cref="int"/>.
+    /// </summary>
+    public const int MaxSourceLength = int.MaxValue - MaxEnvelopeOverhead;
+
+    /// <summary>Magic, header byte, two 5-byte varints (length and dictionary id), checksum.</summary>
+    private const int MaxEnvelopeOverhead = 2 + Varint.MaxLength32 + Varint.MaxLength32 + DocumentEnvelope.ChecksumLength;
+
     /// <summary>The largest envelope <see cref="TryCompress"/> can produce for a document of <paramref name="sourceLength"/> bytes.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="sourceLength"/> is negative or over <see cref="MaxSourceLength"/>.</exception>
     public static int GetMaxEnvelopeLength(int sourceLength)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(sourceLength);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(sourceLength, MaxSourceLength);
         // Compression is kept only when it is smaller than the source, so the stored form is the worst case.
         return 2 + Varint.GetLength((uint)sourceLength) + Varint.MaxLength32 + sourceLength + DocumentEnvelope.ChecksumLength;
     }
@@ -74,7 +86,8 @@ public sealed class DocumentCompressor
             int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, dictionaryId);
             // The envelope must be smaller than the stored one, or the document is stored: give the codec exactly that room.
             int storedHeaderLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
-            int room = Math.Min(destination.Length - headerLength - checksumLength, storedHeaderLength + source.Length - headerLength - 1);
+            // (storedHeaderLength - headerLength is 0 or negative, so the sum cannot overflow.)
+            int room = Math.Min(destination.Length - headerLength - checksumLength, source.Length - 1 + (storedHeaderLength - headerLength));
             if (room > 0 && _codec.TryCompress(source, destination.Slice(headerLength, room), _level,
                     dictionaryId is null ? null : dictionary, out int payloadLength) && payloadLength <= room)
             {
@@ -192,13 +205,13 @@ public sealed class DocumentCompressor
     private static bool TryWriteStored(ReadOnlySpan<byte> source, Span<byte> destination, bool checksum, out int bytesWritten)
     {
         int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
-        int total = headerLength + source.Length + (checksum ? DocumentEnvelope.ChecksumLength : 0);
+        long total = (long)headerLength + source.Length + (checksum ? DocumentEnvelope.ChecksumLength : 0); // no overflow near int.MaxValue
         bytesWritten = 0;
         if (destination.Length < total) return false;
         DocumentEnvelope.WriteHeader(destination, CompressionCodec.Stored, source.Length, null, checksum);
         source.CopyTo(destination[headerLength..]);
         if (checksum) DocumentEnvelope.WriteChecksum(destination[(headerLength + source.Length)..], source);
-        bytesWritten = total;
+        bytesWritten = (int)total;
         return true;
     }
 }

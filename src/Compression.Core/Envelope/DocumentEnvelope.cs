@@ -43,8 +43,10 @@ public static class DocumentEnvelope
     /// <returns><see langword="false"/> when <paramref name="data"/> is not an envelope (legacy, uncompressed data).</returns>
     /// <exception cref="InvalidDataException">The value starts like an envelope but its header is corrupt, truncated,
     /// of an unknown codec or version, or declares a length over <paramref name="maxUncompressedLength"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxUncompressedLength"/> is negative.</exception>
     public static bool TryReadHeader(ReadOnlySpan<byte> data, out EnvelopeHeader header, int maxUncompressedLength = DocumentCompressorOptions.DefaultMaxUncompressedLength)
     {
+        ArgumentOutOfRangeException.ThrowIfNegative(maxUncompressedLength);
         header = default;
         if (!IsEnvelope(data)) return false;
         if (data.Length < 3) ThrowHelper.ThrowCorrupt($"Envelope truncated: {data.Length} bytes, the header alone needs at least 3.");
