@@ -13,8 +13,14 @@ public sealed class FuzzTargets
     /// <summary>The largest document a fuzzed envelope may declare; the decoder must refuse larger ones before allocating.</summary>
     public const int MaxUncompressedLength = 1024 * 1024;
 
-    /// <summary>Allocation allowed per input beyond the declared document: codec state, messages, exceptions.</summary>
-    public const long AllocationSlack = 512 * 1024;
+    /// <summary>
+    /// Declared lengths up to this are decoded straight into a buffer of that length; above it, the decoder allocates
+    /// only as the payload proves its output (DocumentCompressor's direct-decode limit, docs/reliability.md).
+    /// </summary>
+    public const int DirectDecodeLimit = 256 * 1024;
+
+    /// <summary>Allocation allowed per input beyond the document (or, when rejected, beyond the direct-decode buffer): codec state, messages, exceptions.</summary>
+    public const long AllocationSlack = 64 * 1024;
 
     private const int MaxRoundTripDocument = 64 * 1024;
 
@@ -79,20 +85,23 @@ public sealed class FuzzTargets
 
     /// <summary>
     /// Untrusted envelope (a value read from the database): decodes to a document, or throws
-    /// <see cref="InvalidDataException"/> or <see cref="DictionaryNotFoundException"/>; allocates no more than the declared
-    /// length (itself capped) plus <see cref="AllocationSlack"/>. A decoded document must survive a round trip through the
-    /// same codec, and a reader that requires checksums must agree with the lenient one whenever the envelope has one.
+    /// <see cref="InvalidDataException"/> or <see cref="DictionaryNotFoundException"/>. Allocates no more than the decoded
+    /// document plus <see cref="AllocationSlack"/>; a rejected envelope no more than its declared length, capped at
+    /// <see cref="DirectDecodeLimit"/> whatever the header claims, plus the slack. A decoded document must survive a round
+    /// trip through the same codec, and a reader that requires checksums must agree with the lenient one whenever the
+    /// envelope has one.
     /// </summary>
     public void Envelope(ReadOnlySpan<byte> input)
     {
         long before = GC.GetAllocatedBytesForCurrentThread();
         byte[]? document = Decode(_reader, input, out EnvelopeHeader header);
         long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
-        long allowed = (document?.Length ?? header.UncompressedLength) + AllocationSlack;
+        long allowed = (document?.Length ?? Math.Min(header.UncompressedLength, DirectDecodeLimit)) + AllocationSlack;
         if (allocated > allowed)
         {
             // A codec may fill a buffer pool the first time it meets a size (Snappier rents an output-sized buffer
-            // from ArrayPool.Shared): what must stay bounded is the steady state, so measure a second decode.
+            // from ArrayPool.Shared, and large declared lengths are decoded into pooled buffers that grow with the
+            // output): what must stay bounded is the steady state, so measure a second decode.
             before = GC.GetAllocatedBytesForCurrentThread();
             Decode(_reader, input, out _);
             allocated = GC.GetAllocatedBytesForCurrentThread() - before;

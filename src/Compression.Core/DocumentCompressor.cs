@@ -44,10 +44,29 @@ public sealed class DocumentCompressor
     /// <summary>Whether new envelopes carry a checksum.</summary>
     public bool Checksum => _checksum;
 
+    /// <summary>
+    /// The largest document length <see cref="GetMaxEnvelopeLength"/> accepts: 2,147,483,631 bytes
+    /// (<see cref="int.MaxValue"/> less the 16 bytes an envelope can add), so that the envelope length is still an
+    /// <see cref="int"/>.
+    /// </summary>
+    public const int MaxSourceLength = int.MaxValue - MaxEnvelopeOverhead;
+
+    /// <summary>Magic, header byte, two 5-byte varints (length and dictionary id), checksum.</summary>
+    private const int MaxEnvelopeOverhead = 2 + Varint.MaxLength32 + Varint.MaxLength32 + DocumentEnvelope.ChecksumLength;
+
+    /// <summary>
+    /// Below this declared length a document is decoded straight into its destination: the common case, a few hundred
+    /// bytes to a few KiB, costs one decode and no extra allocation. Above it, the allocating decode methods first prove
+    /// the length (<see cref="Codecs.Codec.DecompressUnproven"/>), so a header that lies costs what its payload produces.
+    /// </summary>
+    internal const int DirectDecodeLimit = 256 * 1024;
+
     /// <summary>The largest envelope <see cref="TryCompress"/> can produce for a document of <paramref name="sourceLength"/> bytes.</summary>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="sourceLength"/> is negative or over <see cref="MaxSourceLength"/>.</exception>
     public static int GetMaxEnvelopeLength(int sourceLength)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(sourceLength);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(sourceLength, MaxSourceLength);
         // Compression is kept only when it is smaller than the source, so the stored form is the worst case.
         return 2 + Varint.GetLength((uint)sourceLength) + Varint.MaxLength32 + sourceLength + DocumentEnvelope.ChecksumLength;
     }
@@ -74,7 +93,8 @@ public sealed class DocumentCompressor
             int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, dictionaryId);
             // The envelope must be smaller than the stored one, or the document is stored: give the codec exactly that room.
             int storedHeaderLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
-            int room = Math.Min(destination.Length - headerLength - checksumLength, storedHeaderLength + source.Length - headerLength - 1);
+            // (storedHeaderLength - headerLength is 0 or negative, so the sum cannot overflow.)
+            int room = Math.Min(destination.Length - headerLength - checksumLength, source.Length - 1 + (storedHeaderLength - headerLength));
             if (room > 0 && _codec.TryCompress(source, destination.Slice(headerLength, room), _level,
                     dictionaryId is null ? null : dictionary, out int payloadLength) && payloadLength <= room)
             {
@@ -122,7 +142,8 @@ public sealed class DocumentCompressor
     /// <param name="dictionary">The dictionary the envelope names, when it names one.</param>
     /// <returns><see langword="false"/> when <paramref name="destination"/> is too small.</returns>
     /// <exception cref="InvalidDataException">The envelope is not an envelope, is corrupt or truncated, fails its checksum,
-    /// names an unknown codec or version, or declares more than <see cref="DocumentCompressorOptions.MaxUncompressedLength"/>.</exception>
+    /// names an unknown codec or version, declares more than <see cref="DocumentCompressorOptions.MaxUncompressedLength"/>,
+    /// or declares more than its payload could decode to (the header is checked before the destination's size).</exception>
     /// <exception cref="DictionaryNotFoundException">The envelope names a dictionary and <paramref name="dictionary"/> is not it.</exception>
     public bool TryDecompress(ReadOnlySpan<byte> envelope, Span<byte> destination, out int bytesWritten, ZstdDictionary? dictionary = null)
     {
@@ -135,24 +156,66 @@ public sealed class DocumentCompressor
     }
 
     /// <summary>Decompresses an envelope and appends the document to <paramref name="destination"/>.</summary>
+    /// <remarks>
+    /// <paramref name="destination"/> is asked for room only once the length is proven: a document of up to 256 KiB is
+    /// decoded straight into it; a larger one is first decoded into a pooled buffer that grows with the output (or, for
+    /// stored, lz4 and snappy, its length is proven from the payload's structure), so an envelope whose header claims
+    /// more than its payload produces is rejected having allocated about what the payload produced, not what it claimed.
+    /// Nothing is advanced when decoding fails.
+    /// </remarks>
     /// <inheritdoc cref="TryDecompress" path="/exception"/>
     public void Decompress(ReadOnlySpan<byte> envelope, IBufferWriter<byte> destination, ZstdDictionary? dictionary = null)
     {
         ArgumentNullException.ThrowIfNull(destination);
         EnvelopeHeader header = ReadHeader(envelope);
-        Span<byte> span = destination.GetSpan(header.UncompressedLength)[..header.UncompressedLength];
-        DecompressCore(envelope, header, span, dictionary);
-        destination.Advance(header.UncompressedLength);
+        int length = header.UncompressedLength;
+        if (length <= DirectDecodeLimit)
+        {
+            DecompressCore(envelope, header, destination.GetSpan(length)[..length], dictionary);
+            destination.Advance(length);
+            return;
+        }
+
+        byte[]? decoded = DecompressUnproven(envelope, header, dictionary);
+        try
+        {
+            Span<byte> span = destination.GetSpan(length)[..length];
+            if (decoded is null) DecompressCore(envelope, header, span, dictionary);
+            else decoded.AsSpan(0, length).CopyTo(span);
+        }
+        finally
+        {
+            if (decoded is not null) ArrayPool<byte>.Shared.Return(decoded, clearArray: true);
+        }
+        destination.Advance(length);
     }
 
     /// <summary>Decompresses an envelope into a new array. Allocates; prefer the span or buffer-writer overloads on hot paths.</summary>
+    /// <remarks>The array is allocated only once the length is proven, as for the <see cref="IBufferWriter{T}"/> overload.</remarks>
     /// <inheritdoc cref="TryDecompress" path="/exception"/>
     public byte[] Decompress(ReadOnlySpan<byte> envelope, ZstdDictionary? dictionary = null)
     {
         EnvelopeHeader header = ReadHeader(envelope);
-        byte[] result = GC.AllocateUninitializedArray<byte>(header.UncompressedLength);
-        DecompressCore(envelope, header, result, dictionary);
-        return result;
+        int length = header.UncompressedLength;
+        if (length <= DirectDecodeLimit)
+        {
+            byte[] result = GC.AllocateUninitializedArray<byte>(length);
+            DecompressCore(envelope, header, result, dictionary);
+            return result;
+        }
+
+        byte[]? decoded = DecompressUnproven(envelope, header, dictionary);
+        try
+        {
+            byte[] result = GC.AllocateUninitializedArray<byte>(length);
+            if (decoded is null) DecompressCore(envelope, header, result, dictionary);
+            else decoded.AsSpan(0, length).CopyTo(result);
+            return result;
+        }
+        finally
+        {
+            if (decoded is not null) ArrayPool<byte>.Shared.Return(decoded, clearArray: true);
+        }
     }
 
     /// <summary>Reads and checks the header of an envelope against this compressor's limits.</summary>
@@ -168,9 +231,7 @@ public sealed class DocumentCompressor
 
     internal static void DecompressCore(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, Span<byte> destination, ZstdDictionary? dictionary)
     {
-        if (header.DictionaryId is uint id && (dictionary is null || dictionary.Id != id))
-            throw new DictionaryNotFoundException(id, null, dictionary is null ? "the reader was given no dictionary" : $"the reader was given dictionary {dictionary.Id}");
-
+        CheckDictionary(header, dictionary);
         ReadOnlySpan<byte> payload = envelope.Slice(header.HeaderLength, header.PayloadLength);
         try
         {
@@ -178,27 +239,69 @@ public sealed class DocumentCompressor
         }
         catch (Exception ex) when (ex is not OutOfMemoryException and not DictionaryNotFoundException)
         {
-            // Codec libraries' own messages ("Incomplete Snappy block.") do not say what was being read: add it.
-            ThrowHelper.ThrowCorrupt($"The {header.Codec} payload of the envelope is corrupt: {ex.Message}", ex);
+            destination.Clear(); // never leave wrong bytes behind
+            ThrowCorrupt(header, ex);
         }
 
         if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^DocumentEnvelope.ChecksumLength..], destination))
         {
             destination.Clear(); // never leave wrong bytes behind
-            ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the XxHash32 stored in the envelope.");
+            ThrowChecksumMismatch();
         }
     }
+
+    /// <summary>
+    /// Decodes a payload whose (large) declared length is not yet proven, allocating as the output is produced
+    /// (<see cref="Codecs.Codec.DecompressUnproven"/>). Returns <see langword="null"/> when the length was proven without
+    /// decoding: the caller then calls <see cref="DecompressCore"/> on its destination. Otherwise a pooled array holding
+    /// the document, checksum verified, which the caller returns cleared.
+    /// </summary>
+    internal static byte[]? DecompressUnproven(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, ZstdDictionary? dictionary)
+    {
+        CheckDictionary(header, dictionary);
+        ReadOnlySpan<byte> payload = envelope.Slice(header.HeaderLength, header.PayloadLength);
+        byte[]? decoded = null;
+        try
+        {
+            decoded = Codecs.Codec.For(header.Codec).DecompressUnproven(payload, header.UncompressedLength, header.DictionaryId is null ? null : dictionary);
+        }
+        catch (Exception ex) when (ex is not OutOfMemoryException and not DictionaryNotFoundException)
+        {
+            ThrowCorrupt(header, ex);
+        }
+
+        if (decoded is not null && header.HasChecksum
+            && !DocumentEnvelope.ChecksumMatches(envelope[^DocumentEnvelope.ChecksumLength..], decoded.AsSpan(0, header.UncompressedLength)))
+        {
+            ArrayPool<byte>.Shared.Return(decoded, clearArray: true);
+            ThrowChecksumMismatch();
+        }
+        return decoded;
+    }
+
+    private static void CheckDictionary(in EnvelopeHeader header, ZstdDictionary? dictionary)
+    {
+        if (header.DictionaryId is uint id && (dictionary is null || dictionary.Id != id))
+            throw new DictionaryNotFoundException(id, null, dictionary is null ? "the reader was given no dictionary" : $"the reader was given dictionary {dictionary.Id}");
+    }
+
+    // Codec libraries' own messages ("Incomplete Snappy block.") do not say what was being read: add it.
+    private static void ThrowCorrupt(in EnvelopeHeader header, Exception ex) =>
+        ThrowHelper.ThrowCorrupt($"The {header.Codec} payload of the envelope is corrupt: {ex.Message}", ex);
+
+    private static void ThrowChecksumMismatch() =>
+        ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the XxHash32 stored in the envelope.");
 
     private static bool TryWriteStored(ReadOnlySpan<byte> source, Span<byte> destination, bool checksum, out int bytesWritten)
     {
         int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
-        int total = headerLength + source.Length + (checksum ? DocumentEnvelope.ChecksumLength : 0);
+        long total = (long)headerLength + source.Length + (checksum ? DocumentEnvelope.ChecksumLength : 0); // no overflow near int.MaxValue
         bytesWritten = 0;
         if (destination.Length < total) return false;
         DocumentEnvelope.WriteHeader(destination, CompressionCodec.Stored, source.Length, null, checksum);
         source.CopyTo(destination[headerLength..]);
         if (checksum) DocumentEnvelope.WriteChecksum(destination[(headerLength + source.Length)..], source);
-        bytesWritten = total;
+        bytesWritten = (int)total;
         return true;
     }
 }

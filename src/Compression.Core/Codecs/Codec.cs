@@ -1,8 +1,13 @@
+using System.Buffers;
+
 namespace Compression.Codecs;
 
 /// <summary>One codec's raw payload work. Implementations are stateless singletons and thread-safe.</summary>
 internal abstract class Codec
 {
+    /// <summary>The first capacity of the growing buffer a large, unproven payload is decoded into (<see cref="DecompressUnproven"/>).</summary>
+    internal const int InitialUnprovenCapacity = 256 * 1024;
+
     public abstract CompressionCodec Id { get; }
 
     public abstract int MinLevel { get; }
@@ -21,6 +26,23 @@ internal abstract class Codec
     /// </summary>
     public abstract void Decompress(ReadOnlySpan<byte> source, Span<byte> destination, ZstdDictionary? dictionary);
 
+    /// <summary>
+    /// The most bytes a payload of <paramref name="payloadLength"/> bytes can decode to: the format's worst-case expansion
+    /// (docs/format.md, "Reader obligations"). An envelope that declares more is corrupt, and is rejected before anything
+    /// is allocated for it.
+    /// </summary>
+    public abstract long MaxDecodedLength(int payloadLength);
+
+    /// <summary>
+    /// Decodes a payload whose declared length (<paramref name="declared"/>) is large and not yet proven, allocating only
+    /// as output is actually produced. Returns <see langword="null"/> when the codec proved, without decoding, that the
+    /// payload produces exactly <paramref name="declared"/> bytes (the caller then decodes straight into its destination
+    /// with <see cref="Decompress"/>); otherwise an array rented from <see cref="ArrayPool{T}.Shared"/> whose first
+    /// <paramref name="declared"/> bytes are the decoded document, which the caller returns with <c>clearArray: true</c>.
+    /// Throws as <see cref="Decompress"/> does when the payload is corrupt or does not decode to exactly that length.
+    /// </summary>
+    public virtual byte[]? DecompressUnproven(ReadOnlySpan<byte> source, int declared, ZstdDictionary? dictionary) => null;
+
     public static Codec For(CompressionCodec codec) => codec switch
     {
         CompressionCodec.Stored => StoredCodec.Instance,
@@ -35,6 +57,60 @@ internal abstract class Codec
 
     protected static void ThrowLengthMismatch(int produced, int declared) =>
         Internal.ThrowHelper.ThrowCorrupt($"Payload decodes to {produced} bytes, the envelope declares {declared}.");
+
+    protected void ThrowLongerThanDeclared(int declared) =>
+        Internal.ThrowHelper.ThrowCorrupt($"{Id} payload decodes to more than the {declared} bytes the envelope declares.");
+
+    /// <summary>
+    /// A buffer rented from the shared pool that grows as decoded output arrives: it never holds much more than twice
+    /// what was produced, and never more than the declared length. Returned cleared, since it held document bytes.
+    /// </summary>
+    protected struct GrowingBuffer(int declared)
+    {
+        private byte[] _array = ArrayPool<byte>.Shared.Rent(Math.Min(declared, InitialUnprovenCapacity));
+        private int _capacity = Math.Min(declared, InitialUnprovenCapacity);
+
+        /// <summary>The rented array; its first <see cref="Length"/> bytes are the output so far.</summary>
+        public readonly byte[] Array => _array;
+
+        /// <summary>Bytes written so far.</summary>
+        public int Length { get; set; }
+
+        /// <summary>Room left before the next <see cref="Grow"/>; empty once <c>declared</c> bytes were written.</summary>
+        public readonly Span<byte> Free => _array.AsSpan(Length, _capacity - Length);
+
+        /// <summary>Whether the room is used up.</summary>
+        public readonly bool IsFull => Length == _capacity;
+
+        /// <summary>Whether the declared length is reached: no more room may be added.</summary>
+        public readonly bool AtDeclared => _capacity == declared;
+
+        /// <summary>Doubles the room (at most to the declared length), keeping what was written.</summary>
+        public void Grow()
+        {
+            int capacity = (int)Math.Min(declared, 2L * _capacity);
+            byte[] larger = ArrayPool<byte>.Shared.Rent(capacity);
+            _array.AsSpan(0, Length).CopyTo(larger);
+            ArrayPool<byte>.Shared.Return(_array, clearArray: true);
+            _array = larger;
+            _capacity = capacity;
+        }
+
+        /// <summary>Hands the array over (the caller returns it to the pool).</summary>
+        public byte[] Detach()
+        {
+            byte[] array = _array;
+            _array = [];
+            return array;
+        }
+
+        /// <summary>Returns the array to the pool, cleared; does nothing once detached.</summary>
+        public void Release()
+        {
+            if (_array.Length > 0) ArrayPool<byte>.Shared.Return(_array, clearArray: true);
+            _array = [];
+        }
+    }
 }
 
 internal sealed class StoredCodec : Codec
@@ -57,5 +133,14 @@ internal sealed class StoredCodec : Codec
     {
         if (source.Length != destination.Length) ThrowLengthMismatch(source.Length, destination.Length);
         source.CopyTo(destination);
+    }
+
+    /// <summary>The payload is the document.</summary>
+    public override long MaxDecodedLength(int payloadLength) => payloadLength;
+
+    public override byte[]? DecompressUnproven(ReadOnlySpan<byte> source, int declared, ZstdDictionary? dictionary)
+    {
+        if (source.Length != declared) ThrowLengthMismatch(source.Length, declared);
+        return null;
     }
 }

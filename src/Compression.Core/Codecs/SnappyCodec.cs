@@ -25,30 +25,48 @@ internal sealed class SnappyCodec : Codec
     }
 
     /// <summary>
-    /// Where the raw snappy stream that produces <paramref name="length"/> bytes ends: Snappier stops once its output is
-    /// complete and cannot say how much input it used, so the elements are walked here (lengths only, no copying).
+    /// The preamble costs at least a byte; a copy produces at most 64 bytes for at least 3 bytes (11 for 2); a literal
+    /// costs more than it produces. So a raw snappy stream never expands more than 64:3.
     /// </summary>
-    private static int StreamLength(ReadOnlySpan<byte> source, int length)
+    public override long MaxDecodedLength(int payloadLength) => 64L * payloadLength / 3;
+
+    /// <summary>Proves the length from the preamble and by walking the elements (lengths only, nothing copied or allocated).</summary>
+    public override byte[]? DecompressUnproven(ReadOnlySpan<byte> source, int declared, ZstdDictionary? dictionary)
     {
-        int position = 0;
-        while (position < source.Length && (source[position++] & 0x80) != 0) { } // the length varint
+        int preamble = Snappy.GetUncompressedLength(source);
+        if (preamble != declared) ThrowLengthMismatch(preamble, declared);
+        if (StreamLength(source, declared) != source.Length)
+            Internal.ThrowHelper.ThrowCorrupt("Snappy payload is corrupt, truncated, or its elements do not end with the stream.");
+        return null;
+    }
+
+    /// <summary>
+    /// Where the raw snappy stream that produces <paramref name="length"/> bytes ends, or -1 when its elements do not
+    /// produce exactly that many (or run past the end of <paramref name="source"/>): Snappier stops once its output is
+    /// complete and cannot say how much input it used, so the elements are walked here (lengths only, no copying).
+    /// Safe on any input: positions and counts are 64-bit.
+    /// </summary>
+    private static long StreamLength(ReadOnlySpan<byte> source, int length)
+    {
+        long position = 0;
+        while (position < source.Length && (source[(int)position++] & 0x80) != 0) { } // the length varint
         long produced = 0;
         while (produced < length && position < source.Length)
         {
-            byte tag = source[position++];
+            byte tag = source[(int)position++];
             switch (tag & 3)
             {
                 case 0: // literal
-                    int size = tag >> 2;
+                    long size = tag >> 2;
                     if (size >= 60)
                     {
-                        int extra = size - 59;
+                        int extra = (int)size - 59;
                         if (position + extra > source.Length) return -1;
                         size = 0;
-                        for (int i = 0; i < extra; i++) size |= source[position + i] << (8 * i);
+                        for (int i = 0; i < extra; i++) size |= (long)source[(int)position + i] << (8 * i);
                         position += extra;
                     }
-                    produced += (long)(uint)size + 1;
+                    produced += size + 1;
                     position += size + 1;
                     break;
                 case 1: // copy, 1-byte offset
@@ -65,6 +83,6 @@ internal sealed class SnappyCodec : Codec
                     break;
             }
         }
-        return produced == length ? position : -1;
+        return produced == length && position <= source.Length ? position : -1;
     }
 }

@@ -46,9 +46,7 @@ internal sealed unsafe class ZlibFamilyCodec : Codec
         fixed (byte* src = source)
         {
             using var input = new UnmanagedMemoryStream(src, source.Length);
-            using Stream zip = Id == CompressionCodec.Gzip
-                ? new GZipStream(input, CompressionMode.Decompress)
-                : new DeflateStream(input, CompressionMode.Decompress);
+            using Stream zip = OpenDecoder(input);
             int total = 0;
             while (total < destination.Length)
             {
@@ -57,19 +55,71 @@ internal sealed unsafe class ZlibFamilyCodec : Codec
                 total += n;
             }
             Span<byte> probe = stackalloc byte[1];
-            if (zip.Read(probe) != 0)
-                Internal.ThrowHelper.ThrowCorrupt($"{Id} payload decodes to more than the {destination.Length} bytes the envelope declares.");
+            if (zip.Read(probe) != 0) ThrowLongerThanDeclared(destination.Length);
         }
+        CheckGzipTrailer(source, destination);
+    }
 
-        // A gzip member ends with the CRC-32 and the length of its data. The payload must end with exactly those bytes:
-        // that checks gzip's own CRC even when the stream reader stopped early, and rejects cut or trailing bytes.
-        if (Id == CompressionCodec.Gzip)
+    /// <summary>
+    /// A deflate match costs at least 2 bits (a length code and a distance code of at least one bit each) for at most 258
+    /// bytes; literals cost at least a bit a byte; stored blocks cost what they produce. So deflate never expands more
+    /// than 1032:1 (zlib's documented maximum), and a gzip member, which adds a header and trailer, neither.
+    /// </summary>
+    public override long MaxDecodedLength(int payloadLength) => 1032L * payloadLength;
+
+    /// <summary>Decodes chunk by chunk into a growing pooled buffer, so allocation follows the output actually produced.</summary>
+    public override byte[]? DecompressUnproven(ReadOnlySpan<byte> source, int declared, ZstdDictionary? dictionary)
+    {
+        var output = new GrowingBuffer(declared);
+        try
         {
-            if (source.Length < 18
-                || BinaryPrimitives.ReadUInt32LittleEndian(source[^8..]) != System.IO.Hashing.Crc32.HashToUInt32(destination)
-                || BinaryPrimitives.ReadUInt32LittleEndian(source[^4..]) != (uint)destination.Length)
-                Internal.ThrowHelper.ThrowCorrupt("Gzip payload does not end with the CRC-32 and length of its data (cut, extended or corrupt).");
+            fixed (byte* src = source)
+            {
+                using var input = new UnmanagedMemoryStream(src, source.Length);
+                using Stream zip = OpenDecoder(input);
+                Span<byte> probe = stackalloc byte[1];
+                while (true)
+                {
+                    if (output.IsFull)
+                    {
+                        // Grow only when the stream really has more: a payload that ends here costs no larger buffer.
+                        if (zip.Read(probe) == 0) break;
+                        if (output.AtDeclared) ThrowLongerThanDeclared(declared);
+                        output.Grow();
+                        output.Free[0] = probe[0];
+                        output.Length++;
+                        continue;
+                    }
+                    int n = zip.Read(output.Free);
+                    if (n == 0) break;
+                    output.Length += n;
+                }
+            }
+            if (output.Length != declared) ThrowLengthMismatch(output.Length, declared);
+            CheckGzipTrailer(source, output.Array.AsSpan(0, declared));
+            return output.Detach();
         }
+        finally
+        {
+            output.Release();
+        }
+    }
+
+    private Stream OpenDecoder(Stream input) => Id == CompressionCodec.Gzip
+        ? new GZipStream(input, CompressionMode.Decompress)
+        : new DeflateStream(input, CompressionMode.Decompress);
+
+    /// <summary>
+    /// A gzip member ends with the CRC-32 and the length of its data. The payload must end with exactly those bytes:
+    /// that checks gzip's own CRC even when the stream reader stopped early, and rejects cut or trailing bytes.
+    /// </summary>
+    private void CheckGzipTrailer(ReadOnlySpan<byte> source, ReadOnlySpan<byte> decoded)
+    {
+        if (Id != CompressionCodec.Gzip) return;
+        if (source.Length < 18
+            || BinaryPrimitives.ReadUInt32LittleEndian(source[^8..]) != System.IO.Hashing.Crc32.HashToUInt32(decoded)
+            || BinaryPrimitives.ReadUInt32LittleEndian(source[^4..]) != (uint)decoded.Length)
+            Internal.ThrowHelper.ThrowCorrupt("Gzip payload does not end with the CRC-32 and length of its data (cut, extended or corrupt).");
     }
 
     /// <summary>A write-only stream over fixed memory that records overflow instead of throwing.</summary>

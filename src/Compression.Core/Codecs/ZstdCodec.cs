@@ -44,14 +44,54 @@ internal sealed class ZstdCodec : Codec
         bool healthy = false;
         try
         {
-            if (!decompressor.TryUnwrap(source, destination, out int written))
-                ThrowHelper.ThrowCorrupt($"Zstd payload decodes to more than the {destination.Length} bytes the envelope declares.");
+            if (!decompressor.TryUnwrap(source, destination, out int written)) ThrowLongerThanDeclared(destination.Length);
             if (written != destination.Length) ThrowLengthMismatch(written, destination.Length);
             healthy = true;
         }
         finally
         {
             // A context that failed mid-frame is discarded rather than returned, so no state leaks into the next call.
+            if (healthy) pool.ReturnDecompressor(decompressor);
+            else decompressor.Dispose();
+        }
+    }
+
+    /// <summary>
+    /// A block regenerates at most 128 KiB (Block_Maximum_Size), and the cheapest block that does, an RLE block, costs
+    /// 4 bytes (3 of header, 1 repeated); frame headers only add cost. So a zstd payload never expands more than 32768:1.
+    /// </summary>
+    public override long MaxDecodedLength(int payloadLength) => (long)payloadLength * MaxBlockLength / 4;
+
+    private const int MaxBlockLength = 128 * 1024;
+
+    /// <summary>
+    /// Decodes into a pooled buffer that starts small and doubles (up to the declared length) each time the frame does
+    /// not fit, decoding again from the start: allocation follows the output actually produced, and the work is at most
+    /// twice that of one decode. One-shot decoding keeps using the pooled context and no window buffer of its own
+    /// (a streaming context would allocate the window the frame header asks for, whatever the payload holds).
+    /// </summary>
+    public override byte[]? DecompressUnproven(ReadOnlySpan<byte> source, int declared, ZstdDictionary? dictionary)
+    {
+        ZstdContextPool pool = dictionary?.Contexts ?? s_plain;
+        Decompressor decompressor = pool.RentDecompressor();
+        bool healthy = false;
+        var output = new GrowingBuffer(declared);
+        try
+        {
+            int written;
+            while (!decompressor.TryUnwrap(source, output.Free, out written))
+            {
+                if (output.AtDeclared) ThrowLongerThanDeclared(declared);
+                output.Grow();
+            }
+            if (written != declared) ThrowLengthMismatch(written, declared);
+            output.Length = written;
+            healthy = true;
+            return output.Detach();
+        }
+        finally
+        {
+            output.Release();
             if (healthy) pool.ReturnDecompressor(decompressor);
             else decompressor.Dispose();
         }

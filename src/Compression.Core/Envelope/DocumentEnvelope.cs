@@ -41,10 +41,20 @@ public static class DocumentEnvelope
     /// <param name="header">The header, when this returns <see langword="true"/>.</param>
     /// <param name="maxUncompressedLength">Declared lengths above this are rejected (decompression bombs).</param>
     /// <returns><see langword="false"/> when <paramref name="data"/> is not an envelope (legacy, uncompressed data).</returns>
+    /// <remarks>
+    /// The declared length is checked against <paramref name="maxUncompressedLength"/> and against the most the payload
+    /// could decode to (the codec's worst-case expansion: 1:1 stored, 64:3 snappy, 255:1 lz4, 1032:1 deflate and gzip,
+    /// 32768:1 zstd, 16 MiB per 4 bytes brotli), but it is only a claim until the payload is decoded: do not allocate
+    /// <see cref="EnvelopeHeader.UncompressedLength"/> bytes for an untrusted envelope up front. The
+    /// <see cref="DocumentCompressor"/> decode methods that allocate do it for you, as the output is proven.
+    /// </remarks>
     /// <exception cref="InvalidDataException">The value starts like an envelope but its header is corrupt, truncated,
-    /// of an unknown codec or version, or declares a length over <paramref name="maxUncompressedLength"/>.</exception>
+    /// of an unknown codec or version, declares a length over <paramref name="maxUncompressedLength"/>, or declares more
+    /// than its payload could decode to.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="maxUncompressedLength"/> is negative.</exception>
     public static bool TryReadHeader(ReadOnlySpan<byte> data, out EnvelopeHeader header, int maxUncompressedLength = DocumentCompressorOptions.DefaultMaxUncompressedLength)
     {
+        ArgumentOutOfRangeException.ThrowIfNegative(maxUncompressedLength);
         header = default;
         if (!IsEnvelope(data)) return false;
         if (data.Length < 3) ThrowHelper.ThrowCorrupt($"Envelope truncated: {data.Length} bytes, the header alone needs at least 3.");
@@ -85,6 +95,9 @@ public static class DocumentEnvelope
             ThrowHelper.ThrowCorrupt($"Stored envelope declares {length} bytes but holds {payloadLength}.");
         if (length > 0 && payloadLength == 0)
             ThrowHelper.ThrowCorrupt($"Envelope truncated: it declares {length} bytes but has no payload.");
+        long most = Codecs.Codec.For((CompressionCodec)codecId).MaxDecodedLength(payloadLength);
+        if (length > most)
+            ThrowHelper.ThrowCorrupt($"Envelope declares {length} bytes, but a {(CompressionCodec)codecId} payload of {payloadLength} bytes decodes to at most {most}.");
 
         header = new EnvelopeHeader
         {

@@ -9,7 +9,10 @@ public readonly record struct EnvelopeHeader
     /// <summary>The format version (0 for v1).</summary>
     public int FormatVersion { get; init; }
 
-    /// <summary>The exact length of the document once decompressed.</summary>
+    /// <summary>
+    /// The length of the document once decompressed, as the header declares it: within the reader's limit and within
+    /// what the payload could decode to, but proven only by decoding. Do not allocate it up front for untrusted data.
+    /// </summary>
     public required int UncompressedLength { get; init; }
 
     /// <summary>The zstd dictionary id the payload needs, or <see langword="null"/> when none.</summary>
