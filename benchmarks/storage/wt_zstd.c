@@ -97,23 +97,24 @@ static int zc_terminate(WT_COMPRESSOR *self, WT_SESSION *session)
     return 0;
 }
 
-/* Reads compression_level from the extension's config="..." string, when one was given. */
+/*
+ * Reads compression_level from the extension's config: WiredTiger 3.2 hands the extension the contents of its
+ * config="..." string as the WT_CONFIG_ARG, so the key is looked up there directly.
+ */
 static int read_level(WT_CONNECTION *conn, WT_CONFIG_ARG *config, int *level)
 {
     if (config == NULL) return 0;
     WT_EXTENSION_API *api = conn->get_extension_api(conn);
-    WT_CONFIG_ITEM key, value;
-    WT_CONFIG_PARSER *parser;
-    int ret = api->config_get(api, NULL, config, "config", &value);
+    WT_CONFIG_ITEM value;
+    int ret = api->config_get(api, NULL, config, "compression_level", &value);
     if (ret == WT_NOTFOUND) return 0;
     if (ret != 0) return ret;
-    if ((ret = api->config_parser_open(api, NULL, value.str, value.len, &parser)) != 0) return ret;
-    while ((ret = parser->next(parser, &key, &value)) == 0) {
-        if (key.len == strlen("compression_level") && strncmp(key.str, "compression_level", key.len) == 0)
-            *level = (int)value.val;
+    if (value.val < ZSTD_minCLevel() || value.val > ZSTD_maxCLevel()) {
+        (void)api->err_printf(api, NULL, "wt_zstd: compression_level=%lld is out of zstd's range", (long long)value.val);
+        return EINVAL;
     }
-    int closed = parser->close(parser);
-    return ret == WT_NOTFOUND ? closed : ret;
+    *level = (int)value.val;
+    return 0;
 }
 
 int wiredtiger_extension_init(WT_CONNECTION *conn, WT_CONFIG_ARG *config)
