@@ -13,7 +13,8 @@
  * MongoDB would give them), a checkpoint, close; stat HOME/collection.wt. Then a fresh connection (cache_size=1GB, so
  * nothing is evicted) reads every document back, checks each against the file, and reads the statistic
  * "cache: bytes currently in the cache". Prints one JSON object:
- *   {"compressor":"snappy","documents":N,"valueBytes":B,"fileBytes":F,"cacheBytes":C}
+ *   {"compressor":"snappy","documents":N,"valueBytes":B,"fileBytes":F,"cacheBytes":C,"leafPages":L}
+ * (leafPages: the statistic "btree: row-store leaf pages", read after the cache bytes.)
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -136,7 +137,7 @@ int main(int argc, char **argv)
     }
 
     /* Read back in a fresh connection: the cache starts empty and is big enough for everything. */
-    snprintf(config, sizeof config, "cache_size=1GB,statistics=(fast),extensions=%s", extensions);
+    snprintf(config, sizeof config, "cache_size=1GB,statistics=(all),extensions=%s", extensions);
     check(wiredtiger_open(home, NULL, config, &conn), "wiredtiger_open (read)");
     check(conn->open_session(conn, NULL, NULL, &session), "open_session");
     check(session->open_cursor(session, TABLE, NULL, NULL, &cursor), "open cursor");
@@ -169,10 +170,19 @@ int main(int argc, char **argv)
     int64_t cache_bytes;
     check(stats->get_value(stats, &description, &text, &cache_bytes), "statistic value");
     check(stats->close(stats), "close statistics cursor");
+
+    /* Leaf pages (a tree walk, so after the cache figure): how much each block compressor call saw. */
+    int64_t leaf_pages;
+    check(session->open_cursor(session, "statistics:" TABLE, NULL, "statistics=(all)", &stats), "open table statistics cursor");
+    stats->set_key(stats, WT_STAT_DSRC_BTREE_ROW_LEAF);
+    check(stats->search(stats), "statistic 'btree: row-store leaf pages'");
+    check(stats->get_value(stats, &description, &text, &leaf_pages), "statistic value");
+    check(stats->close(stats), "close table statistics cursor");
     check(conn->close(conn, NULL), "close (read)");
 
-    printf("{\"compressor\":\"%s\",\"documents\":%zu,\"valueBytes\":%zu,\"fileBytes\":%lld,\"cacheBytes\":%" PRId64 "}\n",
-        compressor, count, length, (long long)st.st_size, cache_bytes);
+    printf("{\"compressor\":\"%s\",\"documents\":%zu,\"valueBytes\":%zu,\"fileBytes\":%lld,\"cacheBytes\":%" PRId64
+           ",\"leafPages\":%" PRId64 "}\n",
+        compressor, count, length, (long long)st.st_size, cache_bytes, leaf_pages);
     free(offsets);
     free(data);
     return 0;
