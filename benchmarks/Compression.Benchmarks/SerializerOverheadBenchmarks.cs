@@ -89,6 +89,7 @@ public class SerializerOverheadBenchmarks
         private readonly T[] _documents;
         private readonly BsonClassMapSerializer<T> _plain = new(BsonClassMap.LookupClassMap(typeof(T)));
         private readonly CompressionEngine _engine;
+        private readonly CompressionNamespace _namespace;
         private readonly CompressedDocumentSerializer<T> _ours;
         private readonly Compressor _compressor;
         private readonly Decompressor _decompressor;
@@ -119,8 +120,9 @@ public class SerializerOverheadBenchmarks
             var options = new CompressionEngineOptions();
             options.Defaults.Dictionary.MinTrainingInterval = TimeSpan.FromDays(1); // no retraining while measuring
             _engine = new CompressionEngine(new InMemoryDictionaryStore(), options);
-            _engine.InitializeAsync(Namespace).AsTask().GetAwaiter().GetResult();
-            _ours = new CompressedDocumentSerializer<T>(_engine, Namespace, new CompressedDocumentOptions { ClearFields = clearFields });
+            _namespace = _engine.GetNamespace(Namespace);
+            _namespace.RefreshAsync().GetAwaiter().GetResult();
+            _ours = new CompressedDocumentSerializer<T>(_namespace, new CompressedDocumentOptions { ClearFields = clearFields });
             using (var trainingStream = new MemoryStream())
             using (var trainingWriter = new BsonBinaryWriter(trainingStream))
             {
@@ -131,13 +133,13 @@ public class SerializerOverheadBenchmarks
                 }
             }
             _engine.WhenIdleAsync().GetAwaiter().GetResult(); // a run the writes may have started
-            if (_engine.GetCurrentDictionary(Namespace) is null)
+            if (_namespace.CurrentDictionary is null)
             {
-                TrainingResult result = _engine.TrainAsync(Namespace).GetAwaiter().GetResult();
-                if (_engine.GetCurrentDictionary(Namespace) is null)
+                TrainingResult result = _namespace.TrainAsync().GetAwaiter().GetResult();
+                if (_namespace.CurrentDictionary is null)
                     throw new InvalidOperationException($"No dictionary adopted for {corpus.Name}: {result.Outcome}.");
             }
-            DictionaryRecord dictionary = _engine.GetCurrentDictionary(Namespace)!;
+            DictionaryRecord dictionary = _namespace.CurrentDictionary!;
 
             _compressor = new Compressor(3);
             _compressor.LoadDictionary(dictionary.Content.Span);
@@ -191,7 +193,7 @@ public class SerializerOverheadBenchmarks
                 _plain.Serialize(_bareContext, document);
                 var bson = new ReadOnlySpan<byte>(_bareStream.GetBuffer(), 0, (int)_bareStream.Position);
                 _engineOutput.ResetWrittenCount();
-                _engine.Compress(Namespace, bson, _engineOutput);
+                _namespace.Compress(bson, _engineOutput);
                 total += _engineOutput.WrittenCount;
             }
             return total;
@@ -264,7 +266,7 @@ public class SerializerOverheadBenchmarks
             _oursWriter.Dispose();
             _bareStream.Dispose();
             _oursStream.Dispose();
-            _engine.Dispose();
+            _engine.DisposeAsync().AsTask().GetAwaiter().GetResult();
         }
     }
 }

@@ -12,8 +12,8 @@ namespace Compression.MongoDB;
 
 /// <summary>
 /// A BSON serializer that stores a <typeparamref name="T"/> as <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x80, envelope) }</c>:
-/// the id and the configured clear fields stay queryable; everything else is compressed by a
-/// <see cref="CompressionEngine"/> with the collection's shared dictionaries. Documents without <c>_z</c> (written before
+/// the id and the configured clear fields stay queryable; everything else is compressed by the collection's
+/// <see cref="CompressionNamespace"/> with its shared dictionaries. Documents without <c>_z</c> (written before
 /// compression was switched on, or while it was off) are read as plain documents.
 /// </summary>
 /// <remarks>
@@ -25,23 +25,21 @@ namespace Compression.MongoDB;
 public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDocumentSerializer, IBsonIdProvider
     where T : class
 {
-    private readonly CompressionEngine _engine;
+    private readonly CompressionNamespace _namespace;
     private readonly BsonClassMapSerializer<T> _inner;
     private readonly HashSet<string> _clearElements;
     private readonly HashSet<string> _clearMembers;
     private readonly (byte[] Utf8, string Text)[] _clearNames;
 
     /// <summary>Creates the serializer; prefer <see cref="CompressedDocumentSerializer.Register{T}"/>.</summary>
-    /// <param name="engine">The engine that compresses and holds the dictionaries.</param>
-    /// <param name="namespace">The namespace (<c>database.collection</c>) the documents belong to.</param>
-    /// <param name="options">Clear fields and whether new documents are compressed.</param>
-    public CompressedDocumentSerializer(CompressionEngine engine, string @namespace, CompressedDocumentOptions? options = null)
+    /// <param name="namespace">The collection's namespace (<c>database.collection</c>) in the engine.</param>
+    /// <param name="options">Clear fields and whether new documents are compressed; without, the namespace's configured clear fields.</param>
+    public CompressedDocumentSerializer(CompressionNamespace @namespace, CompressedDocumentOptions? options = null)
     {
-        ArgumentNullException.ThrowIfNull(engine);
-        ArgumentException.ThrowIfNullOrEmpty(@namespace);
-        options ??= new CompressedDocumentOptions();
-        _engine = engine;
-        Namespace = @namespace;
+        ArgumentNullException.ThrowIfNull(@namespace);
+        options ??= new CompressedDocumentOptions { ClearFields = [.. @namespace.ClearFields] };
+        _namespace = @namespace;
+        Namespace = @namespace.Name;
         Compress = options.Compress;
         BsonClassMap classMap = BsonClassMap.LookupClassMap(typeof(T));
         _inner = new BsonClassMapSerializer<T>(classMap);
@@ -108,7 +106,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         rest[restLength++] = 0;
         BinaryPrimitives.WriteInt32LittleEndian(rest, restLength);
 
-        _engine.Compress(Namespace, rest[..restLength], scratch.Second);
+        _namespace.Compress(rest[..restLength], scratch.Second);
         writer.WriteName(CompressedElementName);
         writer.WriteBinaryData(new BsonBinaryData(scratch.Second.WrittenSpan.ToArray(), BsonBinarySubType.UserDefined));
         writer.WriteEndDocument();
@@ -150,7 +148,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
 
             try
             {
-                _engine.Decompress(Namespace, value[5..], scratch.First);
+                _namespace.Decompress(value[5..], scratch.First);
             }
             catch (InvalidDataException ex)
             {
@@ -346,10 +344,10 @@ public static class CompressedDocumentSerializer
     /// </summary>
     /// <exception cref="InvalidOperationException">A serializer for <typeparamref name="T"/> is already registered or was
     /// already looked up (and cached) by the driver: registration came too late.</exception>
-    public static CompressedDocumentSerializer<T> Register<T>(CompressionEngine engine, string @namespace, CompressedDocumentOptions? options = null)
+    public static CompressedDocumentSerializer<T> Register<T>(CompressionNamespace @namespace, CompressedDocumentOptions? options = null)
         where T : class
     {
-        var serializer = new CompressedDocumentSerializer<T>(engine, @namespace, options);
+        var serializer = new CompressedDocumentSerializer<T>(@namespace, options);
         try
         {
             BsonSerializer.RegisterSerializer(typeof(T), serializer);

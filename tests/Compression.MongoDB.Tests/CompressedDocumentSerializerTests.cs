@@ -72,7 +72,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void Serialize_StoresIdClearFieldsAndEnvelope_AndRoundTrips()
     {
-        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Title", "Genre"] });
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns), new CompressedDocumentOptions { ClearFields = ["Title", "Genre"] });
         var movie = NewMovie(new Random(1));
         BsonDocument stored = Write(serializer, movie);
 
@@ -89,7 +89,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void Deserialize_LegacyPlainDocument_ReadsAsIs()
     {
-        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns));
         var movie = NewMovie(new Random(2));
         BsonDocument plain = movie.ToBsonDocument(PlainSerializer);
         AssertSame(movie, Read(serializer, plain));
@@ -99,8 +99,8 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     public void CompressionSwitchedOffAndOn_EveryDocumentStaysReadable()
     {
         var random = new Random(3);
-        var on = new CompressedDocumentSerializer<Movie>(_engine, Ns);
-        var off = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { Compress = false });
+        var on = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns));
+        var off = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns), new CompressedDocumentOptions { Compress = false });
         var a = NewMovie(random);
         var b = NewMovie(random);
         var c = NewMovie(random);
@@ -124,18 +124,18 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     {
         var store = new InMemoryDictionaryStore();
         await using var writerEngine = new CompressionEngine(store);
-        var serializer = new CompressedDocumentSerializer<Movie>(writerEngine, Ns);
+        var serializer = new CompressedDocumentSerializer<Movie>(writerEngine.GetNamespace(Ns));
         var random = new Random(4);
         var movies = Enumerable.Range(0, 600).Select(_ => NewMovie(random)).ToList();
         var stored = movies.Select(m => Write(serializer, m)).ToList();
         await writerEngine.WhenIdleAsync(); // the writes started background training runs
-        Assert.NotNull(writerEngine.GetCurrentDictionary(Ns));
+        Assert.NotNull(writerEngine.GetNamespace(Ns).CurrentDictionary);
         var later = Enumerable.Range(0, 50).Select(_ => NewMovie(random)).ToList();
         stored.AddRange(later.Select(m => Write(serializer, m)));
         movies.AddRange(later);
 
         await using var cold = new CompressionEngine(store);
-        var reader = new CompressedDocumentSerializer<Movie>(cold, Ns);
+        var reader = new CompressedDocumentSerializer<Movie>(cold.GetNamespace(Ns));
         for (int i = 0; i < movies.Count; i++) AssertSame(movies[i], Read(reader, stored[i]));
         Assert.Contains(stored, d => DocumentEnvelope.TryReadHeader(d["_z"].AsBsonBinaryData.Bytes, out var h) && h.DictionaryId is not null);
     }
@@ -143,7 +143,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void Deserialize_CorruptEnvelope_ThrowsNamingTheId()
     {
-        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns));
         var movie = NewMovie(new Random(5));
         BsonDocument stored = Write(serializer, movie);
         byte[] bytes = stored["_z"].AsBsonBinaryData.Bytes;
@@ -162,16 +162,16 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     public async Task Deserialize_MissingDictionary_ThrowsNamingTheIdAndDictionary()
     {
         await using var writerEngine = new CompressionEngine(new InMemoryDictionaryStore());
-        var writer = new CompressedDocumentSerializer<Movie>(writerEngine, Ns);
+        var writer = new CompressedDocumentSerializer<Movie>(writerEngine.GetNamespace(Ns));
         var random = new Random(6);
         for (int i = 0; i < 400; i++) Write(writer, NewMovie(random));
         await writerEngine.WhenIdleAsync();
-        var dictionary = writerEngine.GetCurrentDictionary(Ns);
+        var dictionary = writerEngine.GetNamespace(Ns).CurrentDictionary;
         Assert.NotNull(dictionary);
         var movie = NewMovie(random);
         BsonDocument stored = Write(writer, movie);
 
-        var reader = new CompressedDocumentSerializer<Movie>(_engine, Ns); // another store: the dictionary is not there
+        var reader = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns)); // another store: the dictionary is not there
         var ex = Assert.Throws<DictionaryNotFoundException>(() => Read(reader, stored));
         Assert.Contains(movie.Id.ToString(), ex.Message);
         Assert.Equal(dictionary.Id, ex.DictionaryId);
@@ -180,7 +180,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void ClearFieldsOfEveryCommonType_StayTypedInTheClear_AndRoundTrip()
     {
-        var serializer = new CompressedDocumentSerializer<Typed>(_engine, Ns, new CompressedDocumentOptions
+        var serializer = new CompressedDocumentSerializer<Typed>(_engine.GetNamespace(Ns), new CompressedDocumentOptions
         {
             ClearFields = ["Count", "Big", "Score", "Flag", "When", "Missing", "Price", "Tags", "Address", "Key"],
         });
@@ -223,7 +223,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     public void ThroughTheDriversBinaryWriterAndAChunkedReadBuffer_RoundTrips()
     {
         // The driver writes into a BsonBinaryWriter and reads replies from buffers that may be split in chunks.
-        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Title"] });
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns), new CompressedDocumentOptions { ClearFields = ["Title"] });
         var random = new Random(8);
         var movies = Enumerable.Range(0, 20).Select(_ => NewMovie(random)).ToList();
         using var written = new MemoryStream();
@@ -246,7 +246,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void Deserialize_FieldSetInTheClearByAnUpdate_WinsOverItsCompressedValue()
     {
-        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns));
         var movie = NewMovie(new Random(9));
         BsonDocument stored = Write(serializer, movie);
         stored.InsertAt(1, new BsonElement("Plot", "rewritten by $set")); // an update that did not go through the serializer
@@ -259,11 +259,11 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void Deserialize_DecompressedPartNotBson_OrWrongBinarySubtype_ThrowsNamingTheId()
     {
-        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns));
         var movie = NewMovie(new Random(10));
         BsonDocument stored = Write(serializer, movie);
         byte[] notBson = "{\"json\": \"is not BSON\"}"u8.ToArray();
-        stored["_z"] = new BsonBinaryData(_engine.Compress(Ns, notBson), BsonBinarySubType.UserDefined);
+        stored["_z"] = new BsonBinaryData(_engine.GetNamespace(Ns).Compress(notBson), BsonBinarySubType.UserDefined);
         var ex = Assert.Throws<InvalidDataException>(() => Read(serializer, stored));
         Assert.Contains(movie.Id.ToString(), ex.Message);
         Assert.Contains("not a BSON document", ex.Message);
@@ -277,7 +277,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void TryGetMemberSerializationInfo_ClearMemberResolves_CompressedMemberThrowsSayingSo()
     {
-        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Genre"] });
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns), new CompressedDocumentOptions { ClearFields = ["Genre"] });
         Assert.True(serializer.TryGetMemberSerializationInfo("Genre", out var info));
         Assert.Equal("genre", info.ElementName);
         Assert.True(serializer.TryGetMemberSerializationInfo("Id", out var idInfo));
@@ -290,7 +290,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void Constructor_UnknownClearField_FailsNamingTheMembers()
     {
-        var ex = Assert.Throws<ArgumentException>(() => new CompressedDocumentSerializer<Movie>(_engine, Ns, new CompressedDocumentOptions { ClearFields = ["Nope"] }));
+        var ex = Assert.Throws<ArgumentException>(() => new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns), new CompressedDocumentOptions { ClearFields = ["Nope"] }));
         Assert.Contains("Nope", ex.Message);
         Assert.Contains("Title", ex.Message);
     }
@@ -298,7 +298,7 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
     [Fact]
     public void IdProvider_DelegatesToTheClassMap()
     {
-        var serializer = new CompressedDocumentSerializer<Movie>(_engine, Ns);
+        var serializer = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns));
         var movie = new Movie();
         Assert.True(serializer.GetDocumentId(movie, out object id, out Type nominalType, out IIdGenerator generator));
         Assert.Equal(typeof(ObjectId), nominalType);
@@ -366,7 +366,7 @@ public sealed class RegistrationTests
     private static readonly CompressionEngine Engine = new(new InMemoryDictionaryStore());
 
     static RegistrationTests() =>
-        CompressedDocumentSerializer.Register<Registered>(Engine, "db.registered", new CompressedDocumentOptions { ClearFields = ["Name"] });
+        CompressedDocumentSerializer.Register<Registered>(Engine.GetNamespace("db.registered"), new CompressedDocumentOptions { ClearFields = ["Name"] });
 
     [Fact]
     public void Linq_OnAClearField_TranslatesToAFilterOnTheClearElement()
@@ -397,7 +397,7 @@ public sealed class RegistrationTests
     public void Register_AfterTheDriverCachedASerializer_FailsLoudly()
     {
         _ = BsonSerializer.LookupSerializer<LateRegistered>();
-        var ex = Assert.Throws<InvalidOperationException>(() => CompressedDocumentSerializer.Register<LateRegistered>(Engine, "db.late"));
+        var ex = Assert.Throws<InvalidOperationException>(() => CompressedDocumentSerializer.Register<LateRegistered>(Engine.GetNamespace("db.late")));
         Assert.Contains("start-up", ex.Message);
     }
 }

@@ -175,7 +175,7 @@ public sealed class AnalyzeCommandTests : IDisposable
         Assert.Equal(recommendation, document.Descendants().Single(e => (string?)e.Attribute("id") == "recommendation").Value);
         string snippet = document.Descendants().Single(e => (string?)e.Attribute("id") == "appsettings").Value;
         using var settings = JsonDocument.Parse(snippet);
-        var compressor = settings.RootElement.GetProperty("Compression").GetProperty("Defaults").GetProperty("Compressor");
+        var compressor = settings.RootElement.GetProperty("Compression").GetProperty("Defaults");
         Assert.Equal(recommendedCodec, compressor.GetProperty("Codec").GetString(), ignoreCase: true);
         Assert.True(compressor.GetProperty("Level").GetInt32() >= 0);
         Assert.True(compressor.GetProperty("Checksum").GetBoolean());
@@ -242,8 +242,8 @@ public sealed class AnalyzeCommandTests : IDisposable
 
             using var snippet = JsonDocument.Parse(AnalyzeHtmlReport.ToAppSettings(result));
             var defaults = snippet.RootElement.GetProperty("Compression").GetProperty("Defaults");
-            Assert.Equal("Zstd", defaults.GetProperty("Compressor").GetProperty("Codec").GetString());
-            Assert.False(defaults.GetProperty("Compressor").GetProperty("Checksum").GetBoolean());
+            Assert.Equal("Zstd", defaults.GetProperty("Codec").GetString());
+            Assert.False(defaults.GetProperty("Checksum").GetBoolean());
             Assert.Equal(16384, defaults.GetProperty("Dictionary").GetProperty("DictionarySize").GetInt32());
         }
         finally

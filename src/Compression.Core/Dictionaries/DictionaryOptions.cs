@@ -66,8 +66,8 @@ public sealed class DictionaryOptions
     /// <value>Defaults to 30 seconds.</value>
     public TimeSpan MinTrainingInterval { get; set; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>Every problem with these options; empty when valid.</summary>
-    public IReadOnlyList<string> Validate(string prefix = "")
+    /// <summary>Every problem with these options, each naming its key under <paramref name="prefix"/>; empty when valid.</summary>
+    internal List<string> Validate(string prefix)
     {
         var errors = new List<string>();
         string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
@@ -103,60 +103,3 @@ public sealed class DictionaryOptions
     internal DictionaryOptions Clone() => (DictionaryOptions)MemberwiseClone();
 }
 
-/// <summary>The settings of one namespace: how documents are compressed, and how its dictionaries are trained.</summary>
-public sealed class NamespaceOptions
-{
-    /// <summary>Codec, level, checksum, minimum size and limits.</summary>
-    public DocumentCompressorOptions Compressor { get; set; } = new();
-
-    /// <summary>Dictionary sampling, training and adoption.</summary>
-    public DictionaryOptions Dictionary { get; set; } = new();
-
-    /// <summary>Every problem with these options; empty when valid.</summary>
-    public IReadOnlyList<string> Validate(string prefix = "")
-    {
-        string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
-        return [.. Compressor.Validate(Key(nameof(Compressor))), .. Dictionary.Validate(Key(nameof(Dictionary)))];
-    }
-
-    internal NamespaceOptions Clone() => new() { Compressor = Compressor.Clone(), Dictionary = Dictionary.Clone() };
-}
-
-/// <summary>The settings of a <see cref="CompressionEngine"/>.</summary>
-public sealed class CompressionEngineOptions
-{
-    /// <summary>Settings of every namespace not named in <see cref="Namespaces"/>.</summary>
-    public NamespaceOptions Defaults { get; set; } = new();
-
-    /// <summary>Settings per namespace (<c>bucket.scope.collection</c> or <c>database.collection</c>), replacing <see cref="Defaults"/>.</summary>
-    public Dictionary<string, NamespaceOptions> Namespaces { get; set; } = new(StringComparer.Ordinal);
-
-    /// <summary>How often the store is asked for versions other clients published.</summary>
-    /// <value>Defaults to 30 seconds.</value>
-    public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(30);
-
-    /// <summary>The most dictionaries kept in memory; current versions are always kept.</summary>
-    /// <value>Defaults to 64.</value>
-    public int MaxCachedDictionaries { get; set; } = 64;
-
-    /// <summary>Dictionaries read from the store larger than this are refused (they are untrusted input).</summary>
-    /// <value>Defaults to 1 MiB.</value>
-    public int MaxDictionaryBytes { get; set; } = ZstdDictionary.DefaultMaximumSize;
-
-    /// <summary>Attempts to fetch a dictionary from the store before a read fails.</summary>
-    /// <value>Defaults to 3.</value>
-    public int FetchAttempts { get; set; } = 3;
-
-    /// <summary>Every problem with these options; empty when valid.</summary>
-    public IReadOnlyList<string> Validate(string prefix = "")
-    {
-        string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
-        var errors = new List<string>(Defaults.Validate(Key(nameof(Defaults))));
-        foreach (var (name, ns) in Namespaces) errors.AddRange(ns.Validate(Key($"{nameof(Namespaces)}:{name}")));
-        if (PollInterval <= TimeSpan.Zero) errors.Add($"{Key(nameof(PollInterval))}: {PollInterval} is not positive; allowed: more than 00:00:00.");
-        if (MaxCachedDictionaries < 1) errors.Add($"{Key(nameof(MaxCachedDictionaries))}: {MaxCachedDictionaries} is out of range; allowed: 1 or more.");
-        if (MaxDictionaryBytes < ZstdDictionary.MinimumSize) errors.Add($"{Key(nameof(MaxDictionaryBytes))}: {MaxDictionaryBytes} is out of range; allowed: {ZstdDictionary.MinimumSize} or more.");
-        if (FetchAttempts < 1) errors.Add($"{Key(nameof(FetchAttempts))}: {FetchAttempts} is out of range; allowed: 1 or more.");
-        return errors;
-    }
-}

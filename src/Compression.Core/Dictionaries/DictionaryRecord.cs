@@ -1,7 +1,7 @@
 namespace Compression.Dictionaries;
 
 /// <summary>
-/// One immutable dictionary version as a <see cref="IDictionaryStore"/> holds it. Never changed and never deleted
+/// One immutable dictionary version as a <see cref="DictionaryStore"/> holds it. Never changed and never deleted
 /// automatically: every document that names its <see cref="Id"/> must stay readable.
 /// </summary>
 public sealed record DictionaryRecord
@@ -18,6 +18,12 @@ public sealed record DictionaryRecord
     /// <summary>The zstd dictionary bytes.</summary>
     public required ReadOnlyMemory<byte> Content { get; init; }
 
+    /// <summary>
+    /// The XxHash3 (64-bit) of <see cref="Content"/>, written by the engine when it trains the dictionary and checked by
+    /// every reader before the dictionary is used: a record whose content does not match is refused.
+    /// </summary>
+    public required ulong ContentHash { get; init; }
+
     /// <summary>When the dictionary was published.</summary>
     public DateTimeOffset Created { get; init; }
 
@@ -32,4 +38,7 @@ public sealed record DictionaryRecord
 
     /// <summary>The compression ratio (raw bytes over envelope bytes) measured on held-out samples when it was trained.</summary>
     public double Ratio { get; init; }
+
+    /// <summary>The value <see cref="ContentHash"/> must have for <paramref name="content"/>.</summary>
+    public static ulong ComputeContentHash(ReadOnlySpan<byte> content) => System.IO.Hashing.XxHash3.HashToUInt64(content);
 }

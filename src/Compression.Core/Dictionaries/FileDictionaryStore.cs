@@ -1,63 +1,96 @@
 using System.Globalization;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
 
 namespace Compression.Dictionaries;
 
 /// <summary>
-/// An <see cref="IDictionaryStore"/> in a folder: for single-host applications, tools and tests that must survive a
+/// A <see cref="DictionaryStore"/> in a folder: for single-host applications, tools and tests that must survive a
 /// restart. Every version is two files, each written aside and then linked into place, which fails if the name exists,
-/// so publication is atomic and insert-only even between processes: <c>{id}.dict.json</c> (the record) and <c>{namespace}.v{version}.id</c> (which id won that
-/// version). Nothing is ever deleted, except a record file that lost its version race, which no envelope can name.
-/// Shared by several hosts only through a file system whose hard links are atomic (local file systems are).
+/// so publication is atomic and insert-only even between processes: <c>{id}.dict.json</c> (the record) and
+/// <c>{namespace key}.v{version}.id</c> (which id won that version). Nothing is ever deleted, except a record file whose
+/// version could not be claimed, which no envelope can name. Shared by several hosts only through a file system whose
+/// hard links are atomic (local file systems are).
 /// </summary>
-public sealed partial class FileDictionaryStore : ISynchronousDictionaryStore
+/// <remarks>
+/// Any namespace name works: a name whose escaped form is short is used as is (letters, digits, '-' and '_' kept, every
+/// other byte of its UTF-8 form %-escaped); a longer one is cut and suffixed with a hash of the whole name, so file
+/// names stay within every file system's limit. Files are checked when read: a record larger than the dictionary size
+/// allows is refused before it is read, and a version file must agree with the record it names.
+/// </remarks>
+public sealed partial class FileDictionaryStore : DictionaryStore
 {
+    /// <summary>Escaped namespace names longer than this are cut and hashed (file names must stay under 255 bytes).</summary>
+    internal const int MaxPlainKeyLength = 120;
+
+    private const int MaxVersionFileBytes = 32;
     private readonly string _directory;
+    private readonly long _maxRecordFileBytes;
 
     /// <summary>Creates the store over <paramref name="directory"/>, creating the folder if needed.</summary>
-    public FileDictionaryStore(string directory)
+    /// <param name="directory">The folder.</param>
+    /// <param name="maxDictionaryBytes">The largest dictionary a record may hold; larger record files are refused before they are read.</param>
+    public FileDictionaryStore(string directory, int maxDictionaryBytes = ZstdDictionary.DefaultMaximumSize)
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
         _directory = Directory.CreateDirectory(directory).FullName;
+        // Base64 takes 4 bytes for every 3, plus the record's other fields.
+        _maxRecordFileBytes = (maxDictionaryBytes + 2L) / 3 * 4 + 4096;
     }
 
     /// <inheritdoc/>
-    public DictionaryRecord? Get(uint id)
+    public override string Location => $"the dictionary folder {_directory}";
+
+    /// <inheritdoc/>
+    public override bool CanGetSynchronously => true;
+
+    /// <inheritdoc/>
+    public override DictionaryRecord? Get(uint id)
     {
         string path = RecordPath(id);
-        if (!File.Exists(path)) return null;
-        var stored = JsonSerializer.Deserialize<StoredRecord>(File.ReadAllBytes(path))
-            ?? throw new InvalidDataException($"Dictionary record {path} is empty.");
-        return stored.ToRecord();
+        byte[]? bytes = ReadLimited(path, _maxRecordFileBytes);
+        if (bytes is null) return null;
+        StoredRecord? stored;
+        try
+        {
+            stored = JsonSerializer.Deserialize<StoredRecord>(bytes);
+        }
+        catch (JsonException ex)
+        {
+            throw new InvalidDataException($"Dictionary record {path} is not a record: {ex.Message}", ex);
+        }
+        return stored?.ToRecord() ?? throw new InvalidDataException($"Dictionary record {path} is empty.");
     }
 
     /// <inheritdoc/>
-    public ValueTask<DictionaryRecord?> GetAsync(uint id, CancellationToken cancellationToken = default)
+    public override ValueTask<DictionaryRecord?> GetAsync(uint id, CancellationToken cancellationToken = default)
     {
         cancellationToken.ThrowIfCancellationRequested();
         return ValueTask.FromResult(Get(id));
     }
 
     /// <inheritdoc/>
-    public ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
+    public override ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
     {
+        ArgumentException.ThrowIfNullOrEmpty(@namespace);
         cancellationToken.ThrowIfCancellationRequested();
-        int newest = Versions(@namespace).DefaultIfEmpty(0).Max();
-        return ValueTask.FromResult(newest == 0 ? null : Get(ReadWinner(@namespace, newest)));
+        int newest = Versions(Key(@namespace)).DefaultIfEmpty(0).Max();
+        return ValueTask.FromResult(newest == 0 ? null : ReadVersion(@namespace, newest));
     }
 
     /// <inheritdoc/>
-    public ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
+    public override ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(candidate);
+        ArgumentException.ThrowIfNullOrEmpty(candidate.Namespace, nameof(candidate));
         cancellationToken.ThrowIfCancellationRequested();
-        string versionPath = VersionPath(candidate.Namespace, candidate.Version);
-        if (File.Exists(versionPath)) return ValueTask.FromResult(Get(ReadWinner(candidate.Namespace, candidate.Version))!);
-        int newest = Versions(candidate.Namespace).DefaultIfEmpty(0).Max();
-        if (candidate.Version <= newest) return ValueTask.FromResult(Get(ReadWinner(candidate.Namespace, candidate.Version))!); // published meanwhile
+        string key = Key(candidate.Namespace);
+        int newest = Versions(key).DefaultIfEmpty(0).Max();
+        if (candidate.Version <= newest) return ValueTask.FromResult(ReadVersion(candidate.Namespace, candidate.Version)); // published meanwhile
         if (candidate.Version != newest + 1)
             throw new ArgumentException($"Version {candidate.Version} does not follow the newest version ({newest}) of '{candidate.Namespace}'.", nameof(candidate));
 
@@ -65,28 +98,78 @@ public sealed partial class FileDictionaryStore : ISynchronousDictionaryStore
         if (!TryCreateNew(recordPath, JsonSerializer.SerializeToUtf8Bytes(StoredRecord.From(candidate))))
             throw new DictionaryIdConflictException(candidate.Id);
 
-        if (!TryCreateNew(versionPath, Encoding.ASCII.GetBytes(candidate.Id.ToString(CultureInfo.InvariantCulture))))
+        bool claimed = false;
+        try
         {
-            File.Delete(recordPath); // lost the race for this version: no envelope names this id
-            return ValueTask.FromResult(Get(ReadWinner(candidate.Namespace, candidate.Version))!);
+            claimed = TryCreateNew(VersionPath(key, candidate.Version), Encoding.ASCII.GetBytes(candidate.Id.ToString(CultureInfo.InvariantCulture)));
         }
-        return ValueTask.FromResult(candidate);
+        finally
+        {
+            // Lost the race for this version, or could not write: no envelope names this id, so the record goes.
+            if (!claimed) File.Delete(recordPath);
+        }
+        return ValueTask.FromResult(claimed ? candidate : ReadVersion(candidate.Namespace, candidate.Version));
     }
 
     /// <inheritdoc/>
-    public async IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    public override async IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
-        IEnumerable<(string Namespace, int Version)> versions = Directory.EnumerateFiles(_directory, "*.id")
-            .Select(ParseVersionFile)
-            .Where(v => v.Version > 0 && (@namespace is null || v.Namespace == @namespace))
-            .OrderBy(v => v.Namespace, StringComparer.Ordinal)
-            .ThenBy(v => v.Version);
-        foreach (var (ns, version) in versions)
+        string pattern = @namespace is null ? "*.id" : Key(@namespace) + ".v*.id";
+        var versions = new List<(DictionaryRecord Record, string Path)>();
+        foreach (string path in Directory.EnumerateFiles(_directory, pattern))
         {
             cancellationToken.ThrowIfCancellationRequested();
-            if (Get(ReadWinner(ns, version)) is { } record) yield return record;
+            if (!TryParseVersionFile(Path.GetFileName(path), out string key, out int version)) continue;
+            DictionaryRecord record = ReadWinner(path, version, expectedNamespace: null);
+            if (Key(record.Namespace) != key)
+                throw new InvalidDataException($"Version file {path} names dictionary {record.Id} of namespace '{record.Namespace}', which belongs elsewhere.");
+            if (@namespace is null || record.Namespace == @namespace) versions.Add((record, path));
+        }
+        foreach (var (record, _) in versions.OrderBy(v => v.Record.Namespace, StringComparer.Ordinal).ThenBy(v => v.Record.Version))
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            yield return record;
         }
         await Task.CompletedTask.ConfigureAwait(false);
+    }
+
+    private DictionaryRecord ReadVersion(string @namespace, int version) => ReadWinner(VersionPath(Key(@namespace), version), version, @namespace);
+
+    /// <summary>The record a version file names, checked against it: same id, version and (when known) namespace.</summary>
+    private DictionaryRecord ReadWinner(string versionPath, int version, string? expectedNamespace)
+    {
+        byte[] bytes = ReadLimited(versionPath, MaxVersionFileBytes)
+            ?? throw new InvalidDataException($"Version file {versionPath} disappeared; this store never deletes one.");
+        if (!uint.TryParse(Encoding.ASCII.GetString(bytes), NumberStyles.None, CultureInfo.InvariantCulture, out uint id))
+            throw new InvalidDataException($"Version file {versionPath} does not hold a dictionary id.");
+        DictionaryRecord record = Get(id) ?? throw new InvalidDataException($"Version file {versionPath} names dictionary {id}, whose record {RecordPath(id)} is missing.");
+        if (record.Id != id || record.Version != version || (expectedNamespace is not null && record.Namespace != expectedNamespace))
+            throw new InvalidDataException(
+                $"Dictionary record {RecordPath(id)} says id {record.Id}, version {record.Version} of '{record.Namespace}', but {versionPath} names it as id {id}, version {version}"
+                + (expectedNamespace is null ? "." : $" of '{expectedNamespace}'."));
+        return record;
+    }
+
+    /// <summary>The file's bytes, or <see langword="null"/> when it does not exist; a file over <paramref name="limit"/> bytes is refused unread.</summary>
+    private static byte[]? ReadLimited(string path, long limit)
+    {
+        FileStream stream;
+        try
+        {
+            stream = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read | FileShare.Delete);
+        }
+        catch (FileNotFoundException)
+        {
+            return null;
+        }
+        using (stream)
+        {
+            long length = stream.Length;
+            if (length > limit) throw new InvalidDataException($"{path} has {length} bytes, over the {limit} a valid file can have; it was not read.");
+            byte[] bytes = new byte[length];
+            stream.ReadExactly(bytes);
+            return bytes;
+        }
     }
 
     /// <summary>
@@ -94,9 +177,9 @@ public sealed partial class FileDictionaryStore : ISynchronousDictionaryStore
     /// written to a temporary file first and then linked into place, so readers never see a partial file and of two
     /// writers exactly one succeeds.
     /// </summary>
-    private static bool TryCreateNew(string path, ReadOnlySpan<byte> content)
+    private bool TryCreateNew(string path, ReadOnlySpan<byte> content)
     {
-        string temporary = $"{path}.{Guid.NewGuid():N}.tmp";
+        string temporary = Path.Combine(_directory, $".tmp-{Guid.NewGuid():N}");
         using (var stream = new FileStream(temporary, FileMode.CreateNew, FileAccess.Write, FileShare.None))
         {
             stream.Write(content);
@@ -135,28 +218,33 @@ public sealed partial class FileDictionaryStore : ISynchronousDictionaryStore
     [LibraryImport("libc", EntryPoint = "link", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     private static partial int Link(string existingPath, string newPath);
 
-    private IEnumerable<int> Versions(string @namespace) =>
-        Directory.EnumerateFiles(_directory, Escape(@namespace) + ".v*.id").Select(ParseVersionFile).Where(v => v.Namespace == @namespace).Select(v => v.Version);
-
-    private uint ReadWinner(string @namespace, int version) =>
-        uint.Parse(File.ReadAllText(VersionPath(@namespace, version)), NumberStyles.None, CultureInfo.InvariantCulture);
+    private IEnumerable<int> Versions(string key) =>
+        Directory.EnumerateFiles(_directory, key + ".v*.id")
+            .Select(p => TryParseVersionFile(Path.GetFileName(p), out string k, out int v) && k == key ? v : 0)
+            .Where(v => v > 0);
 
     private string RecordPath(uint id) => Path.Combine(_directory, id.ToString(CultureInfo.InvariantCulture) + ".dict.json");
 
-    private string VersionPath(string @namespace, int version) =>
-        Path.Combine(_directory, $"{Escape(@namespace)}.v{version.ToString(CultureInfo.InvariantCulture)}.id");
+    private string VersionPath(string key, int version) => Path.Combine(_directory, $"{key}.v{version.ToString(CultureInfo.InvariantCulture)}.id");
 
-    private static (string Namespace, int Version) ParseVersionFile(string path)
+    private static bool TryParseVersionFile(string fileName, out string key, out int version)
     {
-        string name = Path.GetFileNameWithoutExtension(path);
+        key = "";
+        version = 0;
+        if (!fileName.EndsWith(".id", StringComparison.Ordinal)) return false;
+        string name = fileName[..^3];
         int dot = name.LastIndexOf(".v", StringComparison.Ordinal);
-        return dot > 0 && int.TryParse(name.AsSpan(dot + 2), NumberStyles.None, CultureInfo.InvariantCulture, out int version)
-            ? (Uri.UnescapeDataString(name[..dot]), version)
-            : ("", 0);
+        if (dot <= 0 || !int.TryParse(name.AsSpan(dot + 2), NumberStyles.None, CultureInfo.InvariantCulture, out version) || version < 1) return false;
+        key = name[..dot];
+        return true;
     }
 
-    /// <summary>Namespaces become file names: everything but letters, digits, '-' and '_' is %-escaped (dots too).</summary>
-    private static string Escape(string @namespace)
+    /// <summary>
+    /// A namespace's file-name key: letters, digits, '-' and '_' kept, every other UTF-8 byte %-escaped (dots too, so the
+    /// key never holds ".v"); when that is longer than <see cref="MaxPlainKeyLength"/>, its first 80 characters, '~', and 32
+    /// hex digits of the SHA-256 of the name ('~' is always escaped, so hashed keys never meet plain ones).
+    /// </summary>
+    internal static string Key(string @namespace)
     {
         var sb = new StringBuilder(@namespace.Length);
         foreach (byte b in Encoding.UTF8.GetBytes(@namespace))
@@ -165,16 +253,21 @@ public sealed partial class FileDictionaryStore : ISynchronousDictionaryStore
             if (char.IsAsciiLetterOrDigit(c) || c is '-' or '_') sb.Append(c);
             else sb.Append('%').Append(b.ToString("X2", CultureInfo.InvariantCulture));
         }
-        return sb.ToString();
+        if (sb.Length <= MaxPlainKeyLength) return sb.ToString();
+        string hash = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(@namespace)), 0, 16);
+        return sb.ToString(0, 80) + "~" + hash;
     }
 
-    private sealed record StoredRecord(uint Id, string Namespace, int Version, byte[] Content, DateTimeOffset Created, CompressionCodec Codec, int Level, int SampleCount, double Ratio)
+    private sealed record StoredRecord(uint Id, string Namespace, int Version, byte[] Content, ulong ContentHash, DateTimeOffset Created,
+        CompressionCodec Codec, int Level, int SampleCount, double Ratio)
     {
-        public static StoredRecord From(DictionaryRecord r) => new(r.Id, r.Namespace, r.Version, r.Content.ToArray(), r.Created, r.Codec, r.Level, r.SampleCount, r.Ratio);
+        public static StoredRecord From(DictionaryRecord r) =>
+            new(r.Id, r.Namespace, r.Version, r.Content.ToArray(), r.ContentHash, r.Created, r.Codec, r.Level, r.SampleCount, r.Ratio);
 
         public DictionaryRecord ToRecord() => new()
         {
-            Id = Id, Namespace = Namespace, Version = Version, Content = Content, Created = Created, Codec = Codec, Level = Level, SampleCount = SampleCount, Ratio = Ratio,
+            Id = Id, Namespace = Namespace ?? "", Version = Version, Content = Content ?? [], ContentHash = ContentHash, Created = Created, Codec = Codec,
+            Level = Level, SampleCount = SampleCount, Ratio = Ratio,
         };
     }
 }

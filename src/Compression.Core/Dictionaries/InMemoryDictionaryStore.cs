@@ -3,35 +3,41 @@ using System.Runtime.CompilerServices;
 namespace Compression.Dictionaries;
 
 /// <summary>
-/// An <see cref="IDictionaryStore"/> in process memory, for tests and single-process tools. Thread-safe.
+/// An <see cref="DictionaryStore"/> in process memory, for tests and single-process tools. Thread-safe.
 /// Its dictionaries die with the process, and with them the ability to read what they compressed: anything that
 /// stores envelopes beyond the process's life needs a persistent store (<see cref="FileDictionaryStore"/>, or a
 /// database's own).
 /// </summary>
-public sealed class InMemoryDictionaryStore : ISynchronousDictionaryStore
+public sealed class InMemoryDictionaryStore : DictionaryStore
 {
     private readonly object _gate = new();
     private readonly Dictionary<uint, DictionaryRecord> _byId = [];
     private readonly Dictionary<string, List<DictionaryRecord>> _byNamespace = new(StringComparer.Ordinal);
 
+    /// <inheritdoc/>
+    public override string Location => "the in-memory dictionary store";
+
+    /// <inheritdoc/>
+    public override bool CanGetSynchronously => true;
+
     /// <summary>How many versions the store holds.</summary>
     public int Count { get { lock (_gate) return _byId.Count; } }
 
     /// <inheritdoc/>
-    public DictionaryRecord? Get(uint id)
+    public override DictionaryRecord? Get(uint id)
     {
         lock (_gate) return _byId.GetValueOrDefault(id);
     }
 
     /// <inheritdoc/>
-    public ValueTask<DictionaryRecord?> GetAsync(uint id, CancellationToken cancellationToken = default)
+    public override ValueTask<DictionaryRecord?> GetAsync(uint id, CancellationToken cancellationToken = default)
     {
         cancellationToken.ThrowIfCancellationRequested();
         return ValueTask.FromResult(Get(id));
     }
 
     /// <inheritdoc/>
-    public ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
+    public override ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
     {
         cancellationToken.ThrowIfCancellationRequested();
         lock (_gate)
@@ -41,7 +47,7 @@ public sealed class InMemoryDictionaryStore : ISynchronousDictionaryStore
     }
 
     /// <inheritdoc/>
-    public ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
+    public override ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(candidate);
         cancellationToken.ThrowIfCancellationRequested();
@@ -61,7 +67,7 @@ public sealed class InMemoryDictionaryStore : ISynchronousDictionaryStore
     }
 
     /// <inheritdoc/>
-    public async IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    public override async IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         DictionaryRecord[] snapshot;
         lock (_gate)

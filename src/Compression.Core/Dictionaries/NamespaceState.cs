@@ -1,9 +1,12 @@
 namespace Compression.Dictionaries;
 
-/// <summary>The dictionary in use by a namespace, with the ratio it was adopted at (the baseline for drift).</summary>
+/// <summary>The dictionary a namespace compresses with, with the ratio it was adopted at (the baseline for drift). Immutable.</summary>
 internal sealed record AdoptedDictionary(ZstdDictionary Dictionary, DictionaryRecord Record, double BaselineRatio);
 
-/// <summary>Everything a <see cref="CompressionEngine"/> keeps per namespace.</summary>
+/// <summary>
+/// What the engine keeps per namespace: its settings and compressor (fixed), the adopted dictionary (one immutable
+/// <see cref="AdoptedDictionary"/>, swapped atomically), the sample reservoir and the counters the training triggers read.
+/// </summary>
 internal sealed class NamespaceState
 {
     private AdoptedDictionary? _current;
@@ -12,20 +15,24 @@ internal sealed class NamespaceState
     private long _docsSinceAdoption;
     private long _docsSeen;
     private int _training;
+    private long _lastUse;
+    private volatile bool _evicted;
+    private volatile bool _loaded;
 
-    public NamespaceState(string name, NamespaceOptions options, Random random)
+    public NamespaceState(string name, NamespaceOptions settings, Random random)
     {
         Name = name;
-        Options = options;
-        Compressor = new DocumentCompressor(options.Compressor);
-        UsesDictionary = options.Dictionary.Enabled && options.Compressor.Codec == CompressionCodec.Zstd;
-        var d = options.Dictionary;
+        Settings = settings;
+        Compressor = new DocumentCompressor(settings.ToCompressorOptions());
+        UsesDictionary = settings.UsesDictionary;
+        var d = settings.Dictionary;
         Reservoir = new SampleReservoir(d.MaxSampleCount, d.MaxSampleBytes, d.MaxSampleDocumentSize, random);
     }
 
     public string Name { get; }
 
-    public NamespaceOptions Options { get; }
+    /// <summary>The engine's own copy of the namespace's settings; never the caller's object.</summary>
+    public NamespaceOptions Settings { get; }
 
     public DocumentCompressor Compressor { get; }
 
@@ -33,10 +40,16 @@ internal sealed class NamespaceState
 
     public SampleReservoir Reservoir { get; }
 
+    /// <summary>The adopted dictionary: one volatile read gives a consistent dictionary, record and baseline.</summary>
     public AdoptedDictionary? Current => Volatile.Read(ref _current);
 
     /// <summary>Set once the first look-up of the store's current version has completed (successfully or not).</summary>
-    public volatile bool Loaded;
+    public bool Loaded { get => _loaded; set => _loaded = value; }
+
+    /// <summary>Set when the engine dropped this state; handles that still hold it resolve the namespace again.</summary>
+    public bool Evicted => _evicted;
+
+    public long LastUse => Volatile.Read(ref _lastUse);
 
     /// <summary>When the last training run started (TimeProvider timestamp), 0 before the first.</summary>
     public long LastTrainingTimestamp;
@@ -45,7 +58,7 @@ internal sealed class NamespaceState
     public long DocsAtLastTraining;
     public int SamplesAtLastTraining;
 
-    /// <summary>A trained, adopted-worthy candidate whose publication failed; retried before the next training.</summary>
+    /// <summary>A trained, adoption-worthy candidate whose publication failed; retried before the next training.</summary>
     public (DictionaryRecord Record, ZstdDictionary Dictionary)? PendingPublication;
 
     public long DocsSeen => Interlocked.Read(ref _docsSeen);
@@ -61,6 +74,14 @@ internal sealed class NamespaceState
         }
     }
 
+    /// <summary>Marks the state used at <paramref name="clock"/> (the engine's coarse use clock); a read, not a write, when unchanged.</summary>
+    public void Touch(long clock)
+    {
+        if (Volatile.Read(ref _lastUse) != clock) Volatile.Write(ref _lastUse, clock);
+    }
+
+    public void MarkEvicted() => _evicted = true;
+
     public void RecordWrite(int rawBytes, int envelopeBytes)
     {
         Interlocked.Increment(ref _docsSeen);
@@ -69,7 +90,7 @@ internal sealed class NamespaceState
         Interlocked.Add(ref _outSinceAdoption, envelopeBytes);
     }
 
-    /// <summary>Adopts <paramref name="adopted"/> when it is newer than the current one. Returns whether it did.</summary>
+    /// <summary>Adopts <paramref name="adopted"/> when it is a newer version than the current one. Returns whether it did.</summary>
     public bool TryAdopt(AdoptedDictionary adopted)
     {
         while (true)

@@ -31,7 +31,9 @@ internal static class OnlineReplay
         engineOptions.Defaults.Dictionary.MinTrainingInterval = TimeSpan.Zero;
         var store = new InMemoryDictionaryStore();
         await using var engine = new CompressionEngine(store, engineOptions) { InlineTraining = true, Random = new Random(seed) };
-        await engine.InitializeAsync(Namespace, cancellationToken).ConfigureAwait(false);
+        CompressionNamespace ns = engine.GetNamespace(Namespace);
+        await ns.RefreshAsync(cancellationToken).ConfigureAwait(false);
+        await engine.WhenIdleAsync().ConfigureAwait(false);
 
         var versions = new List<OnlineVersion>();
         var envelopes = new byte[documents.Count][];
@@ -42,11 +44,11 @@ internal static class OnlineReplay
         {
             cancellationToken.ThrowIfCancellationRequested();
             writer.ResetWrittenCount();
-            engine.Compress(Namespace, documents[i], writer);
+            ns.Compress(documents[i], writer);
             envelopes[i] = writer.WrittenSpan.ToArray();
             raw += documents[i].Length;
             output += writer.WrittenCount;
-            var current = engine.GetCurrentDictionary(Namespace);
+            var current = ns.CurrentDictionary;
             if (current is not null && current.Version != currentVersion)
             {
                 currentVersion = current.Version;
@@ -56,7 +58,7 @@ internal static class OnlineReplay
 
         for (int i = 0; i < documents.Count; i++)
         {
-            if (!engine.Decompress(Namespace, envelopes[i]).AsSpan().SequenceEqual(documents[i]))
+            if (!ns.Decompress(envelopes[i]).AsSpan().SequenceEqual(documents[i]))
                 throw new InvalidOperationException($"Replay check failed: document {i} did not decode to its original bytes.");
         }
         return new OnlineReplayResult(documents.Count, raw, output, versions);

@@ -22,10 +22,12 @@ internal sealed class SampleReservoir
         _maxCount = maxCount;
         _maxBytes = maxBytes;
         _maxDocumentSize = maxDocumentSize;
-        _items = new List<byte[]>(Math.Min(maxCount, 1024));
+        _items = []; // grows with the samples: an idle namespace costs a few hundred bytes, not the reservoir's capacity
     }
 
-    public int Count { get { lock (_gate) return _items.Count; } }
+    private volatile int _count;
+
+    public int Count => _count;
 
     public long Bytes => Interlocked.Read(ref _bytes);
 
@@ -43,6 +45,7 @@ internal sealed class SampleReservoir
             {
                 _items.Add(copy);
                 _bytes += copy.Length;
+                _count = _items.Count;
                 return;
             }
             if (_items.Count == 0) return;

@@ -25,6 +25,6 @@ internal static partial class Log
     [LoggerMessage(7, LogLevel.Error, "Training a dictionary for {Namespace} failed.")]
     public static partial void TrainingFailed(ILogger logger, Exception exception, string @namespace);
 
-    [LoggerMessage(8, LogLevel.Warning, "Fetching dictionary {DictionaryId} failed (attempt {Attempt} of {Attempts}).")]
-    public static partial void FetchFailed(ILogger logger, Exception exception, uint dictionaryId, int attempt, int attempts);
+    [LoggerMessage(8, LogLevel.Warning, "{Operation} failed (attempt {Attempt} of {Attempts}).")]
+    public static partial void StoreCallFailed(ILogger logger, Exception exception, string operation, int attempt, int attempts);
 }

@@ -106,18 +106,12 @@ internal static class AnalyzeHtmlReport
 
     /// <summary>
     /// The recommended setting as an <c>appsettings.json</c> object: <see cref="CompressionEngineOptions.Defaults"/> under
-    /// the <see cref="SectionName"/> section, with the property names of <see cref="NamespaceOptions"/>,
-    /// <see cref="DocumentCompressorOptions"/> and <see cref="DictionaryOptions"/>.
+    /// the <see cref="SectionName"/> section, with the property names of <see cref="NamespaceOptions"/> and
+    /// <see cref="DictionaryOptions"/>: exactly what <c>AddDocumentCompression(configuration)</c> binds.
     /// </summary>
     public static string ToAppSettings(AnalyzeResult result)
     {
         CodecResult best = result.Recommended ?? throw new ArgumentException("The result holds no recommended setting.", nameof(result));
-        var compressor = new JsonObject
-        {
-            [nameof(DocumentCompressorOptions.Codec)] = Enum.Parse<CompressionCodec>(best.Codec, ignoreCase: true).ToString(),
-            [nameof(DocumentCompressorOptions.Level)] = best.Level,
-            [nameof(DocumentCompressorOptions.Checksum)] = result.Checksum,
-        };
         var dictionary = new JsonObject { [nameof(DictionaryOptions.Enabled)] = best.Dictionary };
         if (best.Dictionary) dictionary[nameof(DictionaryOptions.DictionarySize)] = result.MaxDictionarySize;
         var root = new JsonObject
@@ -126,7 +120,9 @@ internal static class AnalyzeHtmlReport
             {
                 [nameof(CompressionEngineOptions.Defaults)] = new JsonObject
                 {
-                    [nameof(NamespaceOptions.Compressor)] = compressor,
+                    [nameof(NamespaceOptions.Codec)] = Enum.Parse<CompressionCodec>(best.Codec, ignoreCase: true).ToString(),
+                    [nameof(NamespaceOptions.Level)] = best.Level,
+                    [nameof(NamespaceOptions.Checksum)] = result.Checksum,
                     [nameof(NamespaceOptions.Dictionary)] = dictionary,
                 },
             },
@@ -138,8 +134,7 @@ internal static class AnalyzeHtmlReport
         (best.Dictionary
             ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size. "
             : "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, without dictionaries (the measured setting; the engine uses dictionaries with zstd only). ") +
-        $"The section has the shape of {nameof(CompressionEngineOptions)} (property names as in the library); the library does not bind configuration itself yet: " +
-        $"bind it with configuration.GetSection(\"{SectionName}\").Get<{nameof(CompressionEngineOptions)}>() and pass the options to the engine.";
+        "Put it in appsettings.json; services.AddDocumentCompression(configuration) binds and validates it at start-up (docs/configuration.md).";
 
     /// <summary>Scatter chart: x = compress MB/s (log scale), y = ratio; one circle per row, the recommended one larger and ringed.</summary>
     private static void AppendChart(StringBuilder sb, AnalyzeResult result)

@@ -185,7 +185,7 @@ internal static class CorpusAnalyzer
     public static async Task<OnlineResult> ReplayAsync(IReadOnlyList<byte[]> documents, AnalyzeSettings settings, CancellationToken cancellationToken = default)
     {
         var options = new NamespaceOptions();
-        options.Compressor.Checksum = settings.Checksum;
+        options.Checksum = settings.Checksum;
         options.Dictionary.DictionarySize = settings.DictionarySize;
         OnlineReplayResult replay = await OnlineReplay.RunAsync(documents, options, settings.Seed, cancellationToken).ConfigureAwait(false);
         return new OnlineResult(replay.Ratio, replay.RawBytes, replay.EnvelopeBytes,

@@ -14,14 +14,14 @@ public sealed class CompressionEngineTests
     public async Task Compress_AfterEnoughSamples_TrainsPublishesAndAdoptsADictionary()
     {
         var store = new InMemoryDictionaryStore();
-        await using var engine = new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast());
+        await using var engine = TestEngine.Create(store);
         var random = new Random(1);
         var documents = Enumerable.Range(0, 600).Select(_ => TestDocuments.Movie(random)).ToList();
         var envelopes = new List<byte[]>();
-        foreach (var d in documents) envelopes.Add(engine.Compress(Ns, d));
+        foreach (var d in documents) envelopes.Add(engine.GetNamespace(Ns).Compress(d));
         await engine.WhenIdleAsync();
 
-        var current = engine.GetCurrentDictionary(Ns);
+        var current = engine.GetNamespace(Ns).CurrentDictionary;
         Assert.NotNull(current);
         Assert.InRange(current.Version, 1, 4); // the first dictionary, then retrained as the samples doubled
         Assert.Equal(current.Version, store.Count);
@@ -32,26 +32,28 @@ public sealed class CompressionEngineTests
         long rawAfter = after.Sum(d => (long)d.Length), outAfter = 0;
         foreach (var d in after)
         {
-            var e = engine.Compress(Ns, d);
+            var e = engine.GetNamespace(Ns).Compress(d);
             outAfter += e.Length;
             Assert.True(DocumentEnvelope.TryReadHeader(e, out var h));
             Assert.Equal(current.Id, h.DictionaryId);
-            Assert.Equal(d, engine.Decompress(Ns, e));
+            Assert.Equal(d, engine.GetNamespace(Ns).Decompress(e));
         }
         Assert.True((double)rawAfter / outAfter > 2.0, $"ratio after adoption {(double)rawAfter / outAfter:F2}");
-        for (int i = 0; i < documents.Count; i++) Assert.Equal(documents[i], engine.Decompress(Ns, envelopes[i]));
+        for (int i = 0; i < documents.Count; i++) Assert.Equal(documents[i], engine.GetNamespace(Ns).Decompress(envelopes[i]));
     }
 
     [Fact]
     public async Task Compress_BurstBeforeTheStoreAnswered_StillTrainsOnceItHas()
     {
-        var store = new ControllableStore(new InMemoryDictionaryStore()) { CurrentDelay = TimeSpan.FromMilliseconds(300) };
-        await using var engine = new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1)));
+        var store = new ControllableStore(new InMemoryDictionaryStore()) { CurrentGate = new TaskCompletionSource() };
+        await using var engine = TestEngine.Create(store);
+        var ns = engine.GetNamespace(Ns);
         var random = new Random(21);
-        for (int i = 0; i < 300; i++) engine.Compress(Ns, TestDocuments.Movie(random)); // all before the first look-up returns
-        Assert.Null(engine.GetCurrentDictionary(Ns));
+        for (int i = 0; i < 300; i++) ns.Compress(TestDocuments.Movie(random)); // all before the first look-up returns
+        Assert.Null(ns.CurrentDictionary);
+        store.CurrentGate.SetResult();
         await engine.WhenIdleAsync();
-        Assert.NotNull(engine.GetCurrentDictionary(Ns));
+        Assert.NotNull(ns.CurrentDictionary);
     }
 
     [Fact]
@@ -60,28 +62,28 @@ public sealed class CompressionEngineTests
         var store = new InMemoryDictionaryStore();
         var written = new ConcurrentBag<(string Ns, byte[] Document, byte[] Envelope)>();
         string[] namespaces = ["db.movies", "db.sensors"];
-        var engines = Enumerable.Range(0, 3).Select(_ => new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast(TimeSpan.FromMilliseconds(50)))).ToArray();
+        var engines = Enumerable.Range(0, 3).Select(_ => TestEngine.Create(store)).ToArray();
         try
         {
             // Each client writes from two threads into both namespaces; all of them train and race to publish.
-            // Writers go on until every client uses a dictionary in both namespaces (training runs in the background, and
-            // on a loaded machine it may finish after the first 1,500 writes), then write 200 more each.
-            var deadline = DateTime.UtcNow.AddSeconds(60);
-            bool AllAdopted() => engines.All(e => namespaces.All(ns => e.GetCurrentDictionary(ns) is not null));
-            var writers = engines.SelectMany((engine, e) => Enumerable.Range(0, 2).Select(t => Task.Run(async () =>
+            async Task WriteAsync(int count, int seed)
             {
-                var random = new Random(100 * e + t);
-                int extra = 200;
-                for (int i = 0; i < 1500 || ((!AllAdopted() && DateTime.UtcNow < deadline) || extra-- > 0); i++)
+                await Task.WhenAll(engines.SelectMany((engine, e) => Enumerable.Range(0, 2).Select(t => Task.Run(() =>
                 {
-                    string ns = namespaces[i % 2];
-                    byte[] doc = ns == "db.movies" ? TestDocuments.Movie(random) : TestDocuments.Sensor(random);
-                    written.Add((ns, doc, engine.Compress(ns, doc)));
-                    if (i % 300 == 0) await Task.Yield();
-                    if (i >= 1500 && !AllAdopted()) await Task.Delay(1);
-                }
-            }))).ToArray();
-            await Task.WhenAll(writers);
+                    var random = new Random(seed + 100 * e + t);
+                    for (int i = 0; i < count; i++)
+                    {
+                        string ns = namespaces[i % 2];
+                        byte[] doc = ns == "db.movies" ? TestDocuments.Movie(random) : TestDocuments.Sensor(random);
+                        written.Add((ns, doc, engine.GetNamespace(ns).Compress(doc)));
+                    }
+                }))));
+            }
+            await WriteAsync(1500, 0);
+            foreach (var engine in engines) await engine.WhenIdleAsync(); // the training runs the writes started
+            foreach (var engine in engines) await engine.RefreshAsync();  // what a poll does: adopt the others' versions
+            Assert.All(engines, e => Assert.All(namespaces, ns => Assert.NotNull(e.GetNamespace(ns).CurrentDictionary)));
+            await WriteAsync(200, 7);
             foreach (var engine in engines) await engine.WhenIdleAsync();
         }
         finally
@@ -101,11 +103,11 @@ public sealed class CompressionEngineTests
         Assert.True(usedIds >= 2, "documents were compressed with dictionaries");
 
         // A fresh client with a cold cache reads every document, byte for byte.
-        await using var cold = new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast());
-        Assert.True(written.Count >= 9000);
+        await using var cold = TestEngine.Create(store);
+        Assert.Equal(3 * 2 * 1700, written.Count);
         foreach (var (ns, document, envelope) in written)
         {
-            Assert.Equal(document, cold.Decompress(ns, envelope));
+            Assert.Equal(document, cold.GetNamespace(ns).Decompress(envelope));
         }
     }
 
@@ -114,24 +116,25 @@ public sealed class CompressionEngineTests
     {
         var store = new InMemoryDictionaryStore();
         var options = CompressionEngineOptionsBuilder.Fast();
-        await using var engine = new CompressionEngine(store, options) { InlineTraining = true };
-        await engine.InitializeAsync(Ns);
+        await using var engine = TestEngine.Create(store, options);
+        engine.InlineTraining = true;
+        await engine.GetNamespace(Ns).RefreshAsync();
         var random = new Random(7);
         var written = new List<(byte[] Document, byte[] Envelope)>();
         for (int i = 0; i < 800; i++)
         {
             var d = TestDocuments.Movie(random);
-            written.Add((d, engine.Compress(Ns, d)));
+            written.Add((d, engine.GetNamespace(Ns).Compress(d)));
         }
-        var v1 = engine.GetCurrentDictionary(Ns);
+        var v1 = engine.GetNamespace(Ns).CurrentDictionary;
         Assert.NotNull(v1);
 
         for (int i = 0; i < 4000; i++)
         {
             var d = TestDocuments.Sensor(random);
-            written.Add((d, engine.Compress(Ns, d)));
+            written.Add((d, engine.GetNamespace(Ns).Compress(d)));
         }
-        var latest = engine.GetCurrentDictionary(Ns);
+        var latest = engine.GetNamespace(Ns).CurrentDictionary;
         Assert.NotNull(latest);
         Assert.True(latest.Version > v1.Version, $"still on version {latest.Version} after the drift");
 
@@ -140,17 +143,17 @@ public sealed class CompressionEngineTests
         var compressor = new DocumentCompressor();
         var v1Dictionary = ZstdDictionary.Create(v1.Id, v1.Content.Span);
         long withV1 = sensors.Sum(s => (long)compressor.Compress(s, v1Dictionary).Length);
-        long withLatest = sensors.Sum(s => (long)engine.Compress(Ns, s).Length);
+        long withLatest = sensors.Sum(s => (long)engine.GetNamespace(Ns).Compress(s).Length);
         Assert.True(withLatest < withV1 * 0.9, $"latest {withLatest} B against v1 {withV1} B");
 
         // Documents written under every version still decode, in this engine and in a cold one.
         var versionsUsed = written.Select(w => DocumentEnvelope.TryReadHeader(w.Envelope, out var h) ? h.DictionaryId : null).Distinct().ToList();
         Assert.True(versionsUsed.Count >= 3, "bootstrap, v1 and a later version were all used");
-        await using var cold = new CompressionEngine(store, options);
+        await using var cold = TestEngine.Create(store, options);
         foreach (var (document, envelope) in written)
         {
-            Assert.Equal(document, engine.Decompress(Ns, envelope));
-            Assert.Equal(document, cold.Decompress(Ns, envelope));
+            Assert.Equal(document, engine.GetNamespace(Ns).Decompress(envelope));
+            Assert.Equal(document, cold.GetNamespace(Ns).Decompress(envelope));
         }
     }
 
@@ -160,16 +163,16 @@ public sealed class CompressionEngineTests
         var store = new InMemoryDictionaryStore();
         using var release = new ManualResetEventSlim(false);
         using var trainingStarted = new ManualResetEventSlim(false);
-        await using var engine = new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast());
+        await using var engine = TestEngine.Create(store);
         engine.TrainingStarting = _ =>
         {
             trainingStarted.Set();
-            release.Wait(TimeSpan.FromMinutes(1)); // a training step that blocks
+            release.Wait(); // a training step that blocks until the test releases it
         };
-        await engine.InitializeAsync(Ns);
+        await engine.GetNamespace(Ns).RefreshAsync();
         var random = new Random(3);
-        for (int i = 0; i < 300 && !trainingStarted.IsSet; i++) engine.Compress(Ns, TestDocuments.Movie(random));
-        Assert.True(trainingStarted.Wait(TimeSpan.FromSeconds(30)), "training started");
+        for (int i = 0; i < 300 && !trainingStarted.IsSet; i++) engine.GetNamespace(Ns).Compress(TestDocuments.Movie(random));
+        Assert.True(trainingStarted.Wait(TimeSpan.FromMinutes(5)), "training started"); // a safety net, not a wait for a condition
 
         // Training is stuck; 5,000 more writes must complete anyway, on this thread, without waiting for it.
         var writes = Task.Run(() =>
@@ -177,15 +180,14 @@ public sealed class CompressionEngineTests
             for (int i = 0; i < 5000; i++)
             {
                 var d = TestDocuments.Movie(random);
-                Assert.Equal(d, engine.Decompress(Ns, engine.Compress(Ns, d)));
+                Assert.Equal(d, engine.GetNamespace(Ns).Decompress(engine.GetNamespace(Ns).Compress(d)));
             }
         });
-        Assert.True(await Task.WhenAny(writes, Task.Delay(TimeSpan.FromSeconds(60))) == writes, "writes completed while training was blocked");
-        await writes;
-        Assert.Null(engine.GetCurrentDictionary(Ns)); // training really was still blocked
+        await writes; // they complete although training is blocked: the write path never waits for it
+        Assert.Null(engine.GetNamespace(Ns).CurrentDictionary); // training really was still blocked
         release.Set();
         await engine.WhenIdleAsync();
-        Assert.NotNull(engine.GetCurrentDictionary(Ns));
+        Assert.NotNull(engine.GetNamespace(Ns).CurrentDictionary);
     }
 
     [Fact]
@@ -196,7 +198,7 @@ public sealed class CompressionEngineTests
         d.MaxSampleCount = 300;
         d.MaxSampleBytes = 64 * 1024;
         d.MaxSampleDocumentSize = 2048;
-        await using var engine = new CompressionEngine(new InMemoryDictionaryStore(), options);
+        await using var engine = TestEngine.Create(new InMemoryDictionaryStore(), options);
         var random = new Random(11);
         long streamed = 0;
         var big = new byte[8192];
@@ -205,19 +207,19 @@ public sealed class CompressionEngineTests
         for (int i = 0; streamed < 20_000_000; i++)
         {
             byte[] doc = i % 50 == 0 ? big : (i % 2 == 0 ? TestDocuments.Movie(random) : TestDocuments.Sensor(random));
-            engine.Compress(Ns, doc);
+            engine.GetNamespace(Ns).Compress(doc);
             streamed += doc.Length;
             if (i % 1000 == 0)
             {
-                maxObservedBytes = Math.Max(maxObservedBytes, engine.GetSampleBytes(Ns));
-                maxObservedCount = Math.Max(maxObservedCount, engine.GetSampleCount(Ns));
+                maxObservedBytes = Math.Max(maxObservedBytes, engine.GetNamespace(Ns).State.Reservoir.Bytes);
+                maxObservedCount = Math.Max(maxObservedCount, engine.GetNamespace(Ns).State.Reservoir.Count);
             }
         }
         await engine.WhenIdleAsync();
         Assert.True(streamed >= 20_000_000);
         Assert.InRange(maxObservedBytes, 1, d.MaxSampleBytes);
         Assert.InRange(maxObservedCount, 1, d.MaxSampleCount);
-        Assert.InRange(engine.GetSampleBytes(Ns), 1, d.MaxSampleBytes);
+        Assert.InRange(engine.GetNamespace(Ns).State.Reservoir.Bytes, 1, d.MaxSampleBytes);
         Assert.InRange(engine.CachedDictionaryCount, 0, options.MaxCachedDictionaries);
     }
 
@@ -225,86 +227,88 @@ public sealed class CompressionEngineTests
     public async Task Decompress_UnknownDictionary_ThrowsNamingIdAndNamespace()
     {
         var writerStore = new InMemoryDictionaryStore();
-        await using var writer = new CompressionEngine(writerStore, CompressionEngineOptionsBuilder.Fast());
+        await using var writer = TestEngine.Create(writerStore);
         var random = new Random(5);
         var r = await TrainOnAsync(writer, random);
-        var envelope = writer.Compress(Ns, TestDocuments.Movie(random));
+        var envelope = writer.GetNamespace(Ns).Compress(TestDocuments.Movie(random));
 
-        await using var reader = new CompressionEngine(new InMemoryDictionaryStore(), CompressionEngineOptionsBuilder.Fast());
-        var ex = Assert.Throws<DictionaryNotFoundException>(() => reader.Decompress(Ns, envelope));
+        await using var reader = TestEngine.Create(new InMemoryDictionaryStore());
+        var ex = Assert.Throws<DictionaryNotFoundException>(() => reader.GetNamespace(Ns).Decompress(envelope));
         Assert.Equal(r.Id, ex.DictionaryId);
         Assert.Equal(Ns, ex.Namespace);
         Assert.Contains(r.Id.ToString(System.Globalization.CultureInfo.InvariantCulture), ex.Message);
         Assert.Contains(Ns, ex.Message);
-        await Assert.ThrowsAsync<DictionaryNotFoundException>(async () => await reader.DecompressAsync(Ns, envelope));
+        await Assert.ThrowsAsync<DictionaryNotFoundException>(async () => await reader.GetNamespace(Ns).DecompressAsync(envelope));
     }
 
     [Fact]
     public async Task Decompress_AsyncOnlyStore_NeedsEnsureDictionary_AndFetchesOnceForParallelReaders()
     {
         var shared = new InMemoryDictionaryStore();
-        await using var writer = new CompressionEngine(shared, CompressionEngineOptionsBuilder.Fast());
+        await using var writer = TestEngine.Create(shared);
         var random = new Random(9);
         await TrainOnAsync(writer, random);
         var doc = TestDocuments.Movie(random);
-        var envelope = writer.Compress(Ns, doc);
+        var envelope = writer.GetNamespace(Ns).Compress(doc);
 
-        var store = new ControllableStore(shared) { GetDelay = TimeSpan.FromMilliseconds(100) };
-        await using var reader = new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1)));
-        var ex = Assert.Throws<DictionaryNotFoundException>(() => reader.Decompress("db.other", envelope));
+        var store = new ControllableStore(shared) { GetGate = new TaskCompletionSource() };
+        await using var reader = TestEngine.Create(store);
+        var ex = Assert.Throws<DictionaryNotFoundException>(() => reader.GetNamespace("db.other").Decompress(envelope));
         Assert.Contains("EnsureDictionaryAsync", ex.Message);
 
-        await Task.WhenAll(Enumerable.Range(0, 16).Select(_ => reader.EnsureDictionaryAsync("db.other", envelope).AsTask()));
+        var readers = Enumerable.Range(0, 16).Select(_ => reader.GetNamespace("db.other").EnsureDictionaryAsync(envelope).AsTask()).ToArray();
+        store.GetGate.SetResult(); // all sixteen asked before the store answered
+        await Task.WhenAll(readers);
         Assert.Equal(1, store.GetCalls); // single-flight
-        Assert.Equal(doc, reader.Decompress("db.other", envelope));
+        Assert.Equal(doc, reader.GetNamespace("db.other").Decompress(envelope));
     }
 
     [Fact]
     public async Task Decompress_StoreUnreachable_RetriesThenFailsClearly_AndCachesNothingWrong()
     {
         var shared = new InMemoryDictionaryStore();
-        await using var writer = new CompressionEngine(shared, CompressionEngineOptionsBuilder.Fast());
+        await using var writer = TestEngine.Create(shared);
         var random = new Random(13);
         await TrainOnAsync(writer, random);
         var doc = TestDocuments.Movie(random);
-        var envelope = writer.Compress(Ns, doc);
+        var envelope = writer.GetNamespace(Ns).Compress(doc);
 
         var store = new ControllableStore(shared) { FailGet = true };
-        var options = CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1));
-        options.FetchAttempts = 3;
-        await using var reader = new CompressionEngine(store, options);
-        var ex = await Assert.ThrowsAsync<DictionaryNotFoundException>(async () => await reader.DecompressAsync("db.x", envelope));
-        Assert.Contains("3 attempts", ex.Message);
+        var options = CompressionEngineOptionsBuilder.Fast();
+        options.StoreAttempts = 3;
+        await using var reader = TestEngine.Create(store, options);
+        var ex = await Assert.ThrowsAsync<DictionaryNotFoundException>(async () => await reader.GetNamespace("db.x").DecompressAsync(envelope));
+        Assert.Contains("3 attempt(s)", ex.Message);
         Assert.IsType<IOException>(ex.InnerException);
         Assert.Equal(3, store.GetCalls);
 
         store.FailGet = false;
-        Assert.Equal(doc, await reader.DecompressAsync("db.x", envelope));
+        Assert.Equal(doc, await reader.GetNamespace("db.x").DecompressAsync(envelope));
     }
 
     [Fact]
     public async Task Training_WhenPublicationFails_WritesContinueWithoutTheCandidate_AndPublicationIsRetried()
     {
         var store = new ControllableStore(new InMemoryDictionaryStore()) { FailPublish = true };
-        await using var engine = new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast());
+        await using var engine = TestEngine.Create(store);
         var random = new Random(17);
-        for (int i = 0; i < 400; i++) engine.Compress(Ns, TestDocuments.Movie(random));
+        for (int i = 0; i < 400; i++) engine.GetNamespace(Ns).Compress(TestDocuments.Movie(random));
         await engine.WhenIdleAsync(); // the write path started a training run; its publication failed
         Assert.True(store.PublishCalls >= 1);
-        var failed = await engine.TrainAsync(Ns);
+        var failed = await engine.GetNamespace(Ns).TrainAsync();
         Assert.Equal(TrainingOutcome.PublishFailed, failed.Outcome);
-        Assert.Null(engine.GetCurrentDictionary(Ns)); // an unpublished dictionary is never used: nobody else could read it
+        Assert.Null(engine.GetNamespace(Ns).CurrentDictionary); // an unpublished dictionary is never used: nobody else could read it
 
-        var envelope = engine.Compress(Ns, TestDocuments.Movie(random));
+        var envelope = engine.GetNamespace(Ns).Compress(TestDocuments.Movie(random));
         Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header));
         Assert.Null(header.DictionaryId);
 
         store.FailPublish = false;
         int before = store.PublishCalls;
-        for (int i = 0; i < 10; i++) engine.Compress(Ns, TestDocuments.Movie(random)); // the next write schedules the retry
+        for (int i = 0; i < 10; i++) engine.GetNamespace(Ns).Compress(TestDocuments.Movie(random)); // the next write schedules the retry
         await engine.WhenIdleAsync();
         Assert.True(store.PublishCalls > before);
-        var adopted = engine.GetCurrentDictionary(Ns);
+        var adopted = engine.GetNamespace(Ns).CurrentDictionary;
         Assert.NotNull(adopted);
         Assert.Equal(1, store.Inner.Count);
     }
@@ -313,23 +317,23 @@ public sealed class CompressionEngineTests
     public async Task Decompress_DictionaryFromTheStoreIsCorruptOrTooLarge_FailsClearly()
     {
         var good = new InMemoryDictionaryStore();
-        await using var writer = new CompressionEngine(good, CompressionEngineOptionsBuilder.Fast());
+        await using var writer = TestEngine.Create(good);
         var record = await TrainOnAsync(writer, new Random(41));
-        var envelope = writer.Compress(Ns, TestDocuments.Movie(new Random(42)));
+        var envelope = writer.GetNamespace(Ns).Compress(TestDocuments.Movie(new Random(42)));
 
         // A store that hands back damaged bytes under the right id: dictionaries from a database are untrusted input.
         var damaged = new InMemoryDictionaryStore();
         byte[] bytes = record.Content.ToArray();
         Array.Fill(bytes, (byte)0xFF, 8, 64);
         await damaged.PublishAsync(record with { Content = bytes });
-        await using var reader = new CompressionEngine(damaged, CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1)));
-        var ex = Assert.Throws<InvalidDataException>(() => reader.Decompress("db.other", envelope));
+        await using var reader = TestEngine.Create(damaged);
+        var ex = Assert.Throws<InvalidDataException>(() => reader.GetNamespace("db.other").Decompress(envelope));
         Assert.Contains(record.Id.ToString(System.Globalization.CultureInfo.InvariantCulture), ex.Message);
 
-        var small = CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1));
+        var small = CompressionEngineOptionsBuilder.Fast();
         small.MaxDictionaryBytes = 1024;
-        await using var strict = new CompressionEngine(good, small);
-        ex = Assert.Throws<InvalidDataException>(() => strict.Decompress("db.other", envelope));
+        await using var strict = TestEngine.Create(good, small);
+        ex = Assert.Throws<InvalidDataException>(() => strict.GetNamespace("db.other").Decompress(envelope));
         Assert.Contains("MaxDictionaryBytes", ex.Message);
     }
 
@@ -337,15 +341,15 @@ public sealed class CompressionEngineTests
     public async Task Refresh_PicksUpAVersionPublishedByAnotherClient()
     {
         var store = new InMemoryDictionaryStore();
-        await using var a = new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1)));
-        await using var b = new CompressionEngine(store, CompressionEngineOptionsBuilder.Fast(TimeSpan.FromHours(1)));
-        b.Compress(Ns, TestDocuments.Movie(new Random(1)));
+        await using var a = TestEngine.Create(store);
+        await using var b = TestEngine.Create(store);
+        b.GetNamespace(Ns).Compress(TestDocuments.Movie(new Random(1)));
         await b.WhenIdleAsync();
-        Assert.Null(b.GetCurrentDictionary(Ns));
+        Assert.Null(b.GetNamespace(Ns).CurrentDictionary);
 
         var published = await TrainOnAsync(a, new Random(2));
         await b.RefreshAsync();
-        Assert.Equal(published.Id, b.GetCurrentDictionary(Ns)?.Id);
+        Assert.Equal(published.Id, b.GetNamespace(Ns).CurrentDictionary?.Id);
     }
 
     [Fact]
@@ -368,9 +372,9 @@ public sealed class CompressionEngineTests
             if (ns == "db.metrics") totals.AddOrUpdate($"{instrument.Name}/{codec}", value, (_, v) => v + value);
         });
         listener.Start();
-        await using var engine = new CompressionEngine(new InMemoryDictionaryStore());
+        await using var engine = TestEngine.Create(new InMemoryDictionaryStore());
         var doc = TestDocuments.Movie(new Random(1));
-        var envelope = engine.Compress("db.metrics", doc);
+        var envelope = engine.GetNamespace("db.metrics").Compress(doc);
         Assert.Equal(doc.Length, totals.GetValueOrDefault("compression.bytes_in/zstd"));
         Assert.Equal(envelope.Length, totals.GetValueOrDefault("compression.bytes_out/zstd"));
     }
@@ -379,16 +383,16 @@ public sealed class CompressionEngineTests
     public void Constructor_InvalidOptions_ListsEveryProblemWithItsKey()
     {
         var options = new CompressionEngineOptions();
-        options.Defaults.Compressor.Level = 40;
+        options.Defaults.Level = 40;
         options.Defaults.Dictionary.DictionarySize = 10;
         options.Namespaces["db.c"] = new NamespaceOptions();
         options.Namespaces["db.c"].Dictionary.HoldoutFraction = 0.9;
         options.PollInterval = TimeSpan.Zero;
-        var ex = Assert.Throws<ArgumentException>(() => new CompressionEngine(new InMemoryDictionaryStore(), options));
-        Assert.Contains("Defaults:Compressor:Level: 40 is out of range for Zstd; allowed: 1 to 22", ex.Message);
-        Assert.Contains("Defaults:Dictionary:DictionarySize", ex.Message);
-        Assert.Contains("Namespaces:db.c:Dictionary:HoldoutFraction", ex.Message);
-        Assert.Contains("PollInterval", ex.Message);
+        var ex = Assert.Throws<ArgumentException>(() => TestEngine.Create(new InMemoryDictionaryStore(), options));
+        Assert.Contains("Compression:Defaults:Level: 40 is out of range for Zstd; allowed: 1 to 22", ex.Message);
+        Assert.Contains("Compression:Defaults:Dictionary:DictionarySize", ex.Message);
+        Assert.Contains("Compression:Namespaces:db.c:Dictionary:HoldoutFraction", ex.Message);
+        Assert.Contains("Compression:PollInterval", ex.Message);
     }
 
     [Fact]
@@ -397,35 +401,35 @@ public sealed class CompressionEngineTests
         var options = CompressionEngineOptionsBuilder.Fast();
         options.Defaults.Dictionary.Enabled = false;
         var store = new InMemoryDictionaryStore();
-        await using var engine = new CompressionEngine(store, options);
+        await using var engine = TestEngine.Create(store, options);
         var random = new Random(1);
-        for (int i = 0; i < 500; i++) engine.Compress(Ns, TestDocuments.Movie(random));
+        for (int i = 0; i < 500; i++) engine.GetNamespace(Ns).Compress(TestDocuments.Movie(random));
         await engine.WhenIdleAsync();
         Assert.Equal(0, store.Count);
-        Assert.Equal(TrainingOutcome.Disabled, (await engine.TrainAsync(Ns)).Outcome);
+        Assert.Equal(TrainingOutcome.Disabled, (await engine.GetNamespace(Ns).TrainAsync()).Outcome);
     }
 
     [Fact]
     public async Task Compress_BufferWriter_AppendsExactlyTheEnvelope()
     {
-        await using var engine = new CompressionEngine(new InMemoryDictionaryStore());
+        await using var engine = TestEngine.Create(new InMemoryDictionaryStore());
         var writer = new ArrayBufferWriter<byte>();
         writer.Write(new byte[] { 1, 2, 3 });
         var doc = TestDocuments.Sensor(new Random(4));
-        engine.Compress(Ns, doc, writer);
+        engine.GetNamespace(Ns).Compress(doc, writer);
         var output = new ArrayBufferWriter<byte>();
-        engine.Decompress(Ns, writer.WrittenSpan[3..], output);
+        engine.GetNamespace(Ns).Decompress(writer.WrittenSpan[3..], output);
         Assert.Equal(doc, output.WrittenSpan.ToArray());
     }
 
     private static async Task<DictionaryRecord> TrainOnAsync(CompressionEngine engine, Random random)
     {
-        for (int i = 0; i < 400; i++) engine.Compress(Ns, TestDocuments.Movie(random));
+        for (int i = 0; i < 400; i++) engine.GetNamespace(Ns).Compress(TestDocuments.Movie(random));
         await engine.WhenIdleAsync();
-        var current = engine.GetCurrentDictionary(Ns);
+        var current = engine.GetNamespace(Ns).CurrentDictionary;
         if (current is null)
         {
-            var result = await engine.TrainAsync(Ns);
+            var result = await engine.GetNamespace(Ns).TrainAsync();
             current = result.Dictionary;
         }
         Assert.NotNull(current);

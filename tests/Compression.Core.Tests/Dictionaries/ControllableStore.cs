@@ -1,45 +1,66 @@
+using System.Runtime.CompilerServices;
 using Compression.Dictionaries;
 
 namespace Compression.Core.Tests.Dictionaries;
 
-/// <summary>An asynchronous-only store over an <see cref="InMemoryDictionaryStore"/> whose faults tests switch on and off.</summary>
-internal sealed class ControllableStore(InMemoryDictionaryStore inner) : IDictionaryStore
+/// <summary>
+/// An asynchronous-only store over an <see cref="InMemoryDictionaryStore"/> whose faults tests switch on and off, and
+/// whose answers tests can hold back until they release them (gates, not delays: nothing waits on wall time).
+/// </summary>
+internal sealed class ControllableStore(InMemoryDictionaryStore inner) : DictionaryStore
 {
     private int _getCalls;
+    private int _currentCalls;
     private int _publishCalls;
 
     public InMemoryDictionaryStore Inner { get; } = inner;
 
     public volatile bool FailPublish;
     public volatile bool FailGet;
-    public TimeSpan GetDelay;
-    public TimeSpan CurrentDelay;
+
+    /// <summary>When set, GetAsync waits for it before answering.</summary>
+    public TaskCompletionSource? GetGate;
+
+    /// <summary>When set, GetCurrentAsync waits for it before answering.</summary>
+    public TaskCompletionSource? CurrentGate;
+
+    /// <summary>Replaces what GetCurrentAsync and GetAsync return (a tampered store).</summary>
+    public Func<DictionaryRecord?, DictionaryRecord?>? Tamper;
+
+    public override string Location => "the controllable test store";
 
     public int GetCalls => Volatile.Read(ref _getCalls);
 
+    public int CurrentCalls => Volatile.Read(ref _currentCalls);
+
     public int PublishCalls => Volatile.Read(ref _publishCalls);
 
-    public async ValueTask<DictionaryRecord?> GetAsync(uint id, CancellationToken cancellationToken = default)
+    public override async ValueTask<DictionaryRecord?> GetAsync(uint id, CancellationToken cancellationToken = default)
     {
         Interlocked.Increment(ref _getCalls);
-        if (GetDelay > TimeSpan.Zero) await Task.Delay(GetDelay, cancellationToken);
+        if (GetGate is { } gate) await gate.Task.WaitAsync(cancellationToken);
         if (FailGet) throw new IOException("store unreachable (test)");
-        return await Inner.GetAsync(id, cancellationToken);
+        var record = await Inner.GetAsync(id, cancellationToken);
+        return Tamper is null ? record : Tamper(record);
     }
 
-    public async ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
+    public override async ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
     {
-        if (CurrentDelay > TimeSpan.Zero) await Task.Delay(CurrentDelay, cancellationToken);
+        Interlocked.Increment(ref _currentCalls);
+        if (CurrentGate is { } gate) await gate.Task.WaitAsync(cancellationToken);
         if (FailGet) throw new IOException("store unreachable (test)");
-        return await Inner.GetCurrentAsync(@namespace, cancellationToken);
+        var record = await Inner.GetCurrentAsync(@namespace, cancellationToken);
+        return Tamper is null ? record : Tamper(record);
     }
 
-    public ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
+    public override ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
     {
         Interlocked.Increment(ref _publishCalls);
         return FailPublish ? throw new IOException("store unreachable (test)") : Inner.PublishAsync(candidate, cancellationToken);
     }
 
-    public IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, CancellationToken cancellationToken = default) =>
-        Inner.ListAsync(@namespace, cancellationToken);
+    public override async IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        await foreach (var record in Inner.ListAsync(@namespace, cancellationToken)) yield return record;
+    }
 }

@@ -12,11 +12,11 @@ public sealed class DictionaryStoreTests : IDisposable
 
     public static TheoryData<string> Stores() => new("memory", "file");
 
-    private IDictionaryStore Create(string kind) => kind == "file" ? new FileDictionaryStore(_directory) : new InMemoryDictionaryStore();
+    private DictionaryStore Create(string kind) => kind == "file" ? new FileDictionaryStore(_directory) : new InMemoryDictionaryStore();
 
-    private static DictionaryRecord Record(uint id, string ns, int version) => new()
+    internal static DictionaryRecord Record(uint id, string ns, int version) => new()
     {
-        Id = id, Namespace = ns, Version = version, Content = new byte[] { 1, 2, 3, (byte)id }, Created = DateTimeOffset.UnixEpoch, Level = 3, SampleCount = 10, Ratio = 2.5,
+        Id = id, Namespace = ns, Version = version, Content = new byte[] { 1, 2, 3, (byte)id }, ContentHash = DictionaryRecord.ComputeContentHash([1, 2, 3, (byte)id]), Created = DateTimeOffset.UnixEpoch, Level = 3, SampleCount = 10, Ratio = 2.5,
     };
 
     [Theory]
@@ -78,7 +78,7 @@ public sealed class DictionaryStoreTests : IDisposable
             var results = await Task.WhenAll(stores.Select((s, i) => Task.Run(async () => await s.PublishAsync(Record((uint)(1000 * round + i), "db.race", version)))));
             Assert.Single(results.Select(r => r.Id).Distinct());
             Assert.Equal(round, Directory.GetFiles(_directory, "*.dict.json").Length);
-            Assert.Empty(Directory.GetFiles(_directory, "*.tmp"));
+            Assert.Empty(Directory.GetFiles(_directory, ".tmp-*"));
         }
     }
 
@@ -87,21 +87,21 @@ public sealed class DictionaryStoreTests : IDisposable
     {
         var random = new Random(31);
         var written = new List<(byte[] Document, byte[] Envelope)>();
-        await using (var before = new CompressionEngine(new FileDictionaryStore(_directory), CompressionEngineOptionsBuilder.Fast()))
+        await using (var before = TestEngine.Create(new FileDictionaryStore(_directory)))
         {
             for (int i = 0; i < 1500; i++)
             {
                 var d = i < 700 ? TestDocuments.Movie(random) : TestDocuments.Sensor(random);
-                written.Add((d, before.Compress("db.restart", d)));
+                written.Add((d, before.GetNamespace("db.restart").Compress(d)));
             }
             await before.WhenIdleAsync();
-            Assert.NotNull(before.GetCurrentDictionary("db.restart"));
+            Assert.NotNull(before.GetNamespace("db.restart").CurrentDictionary);
         }
 
         // A new process: a new store object over the same folder and an engine with nothing cached.
-        await using var after = new CompressionEngine(new FileDictionaryStore(_directory), CompressionEngineOptionsBuilder.Fast());
-        foreach (var (document, envelope) in written) Assert.Equal(document, after.Decompress("db.restart", envelope));
-        await after.InitializeAsync("db.restart");
-        Assert.NotNull(after.GetCurrentDictionary("db.restart"));
+        await using var after = TestEngine.Create(new FileDictionaryStore(_directory));
+        foreach (var (document, envelope) in written) Assert.Equal(document, after.GetNamespace("db.restart").Decompress(envelope));
+        await after.GetNamespace("db.restart").RefreshAsync();
+        Assert.NotNull(after.GetNamespace("db.restart").CurrentDictionary);
     }
 }

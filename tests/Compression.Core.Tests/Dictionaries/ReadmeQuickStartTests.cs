@@ -12,11 +12,12 @@ public sealed class ReadmeQuickStartTests
         string folder = Directory.CreateTempSubdirectory("readme-").FullName;
         var store = new FileDictionaryStore(Path.Combine(folder, "dictionaries"));
         await using var engine = new CompressionEngine(store);
-        await engine.InitializeAsync("shop.orders");
+        CompressionNamespace orders = engine.GetNamespace("shop.orders");
+        await orders.RefreshAsync();
 
         byte[] json = """{"id":1,"customer":"Ada","items":[{"sku":"A-1","qty":2}]}"""u8.ToArray();
-        byte[] envelope = engine.Compress("shop.orders", json);
-        byte[] back = await engine.DecompressAsync("shop.orders", envelope);
+        byte[] envelope = orders.Compress(json);
+        byte[] back = await orders.DecompressAsync(envelope);
 
         Assert.Equal(json, back);
         Assert.Equal(DocumentEnvelope.Magic, envelope[0]);

@@ -55,11 +55,12 @@ internal static class TestDocuments
     }
 }
 
-internal sealed class CompressionEngineOptionsBuilder
+internal static class CompressionEngineOptionsBuilder
 {
+    /// <summary>Options that train early and often (small samples, no rate limit), for tests.</summary>
     public static Compression.Dictionaries.CompressionEngineOptions Fast(TimeSpan? poll = null)
     {
-        var options = new Compression.Dictionaries.CompressionEngineOptions { PollInterval = poll ?? TimeSpan.FromMilliseconds(200) };
+        var options = new Compression.Dictionaries.CompressionEngineOptions { PollInterval = poll ?? TimeSpan.FromSeconds(1), StoreRetryDelay = TimeSpan.Zero };
         var d = options.Defaults.Dictionary;
         d.DictionarySize = 8 * 1024;
         d.MinSampleCount = 100;
@@ -70,4 +71,12 @@ internal sealed class CompressionEngineOptionsBuilder
         d.DriftMinDocuments = 200;
         return options;
     }
+}
+
+/// <summary>Engines for tests: on a fake clock unless a test says otherwise, so nothing waits on wall time.</summary>
+internal static class TestEngine
+{
+    public static Compression.Dictionaries.CompressionEngine Create(Compression.Dictionaries.DictionaryStore store,
+        Compression.Dictionaries.CompressionEngineOptions? options = null, TimeProvider? time = null) =>
+        new(store, options ?? CompressionEngineOptionsBuilder.Fast(), timeProvider: time ?? new Microsoft.Extensions.Time.Testing.FakeTimeProvider());
 }

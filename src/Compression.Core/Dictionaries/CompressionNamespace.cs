@@ -1,0 +1,241 @@
+using System.Buffers;
+using Compression.Internal;
+
+namespace Compression.Dictionaries;
+
+/// <summary>
+/// One namespace of a <see cref="CompressionEngine"/> (a collection: <c>database.collection</c> or
+/// <c>bucket.scope.collection</c>): compresses its documents with its current shared dictionary, samples them for
+/// training, and decompresses envelopes whatever dictionary version they name. Get it once with
+/// <see cref="CompressionEngine.GetNamespace"/> and keep it; thread-safe.
+/// </summary>
+/// <remarks>
+/// The API comes in steps, as in Snappier: span in and span out (<see cref="TryCompress"/>, <see cref="TryDecompress"/>),
+/// <see cref="IBufferWriter{T}"/> out, <see cref="ReadOnlySequence{T}"/> in, and allocating <see cref="byte"/>[] methods last.
+/// Each call works on one snapshot of the namespace's state: the dictionary a write uses is the one its envelope names.
+/// </remarks>
+public sealed class CompressionNamespace
+{
+    private readonly CompressionEngine _engine;
+    private NamespaceState _state;
+
+    internal CompressionNamespace(CompressionEngine engine, NamespaceState state)
+    {
+        _engine = engine;
+        _state = state;
+        ClearFields = [.. state.Settings.ClearFields];
+    }
+
+    /// <summary>The namespace's name.</summary>
+    public string Name => _state.Name;
+
+    /// <summary>The codec new documents are compressed with.</summary>
+    public CompressionCodec Codec => _state.Compressor.Codec;
+
+    /// <summary>The top-level fields the namespace's settings keep uncompressed, for adapters whose documents have fields.</summary>
+    public IReadOnlyList<string> ClearFields { get; }
+
+    /// <summary>The dictionary new documents are compressed with, or <see langword="null"/> while there is none.</summary>
+    public DictionaryRecord? CurrentDictionary => State.Current?.Record;
+
+    /// <summary>The state this handle holds now, without resolving an evicted one or marking it used (for the engine's sweeps).</summary>
+    internal NamespaceState State0 => _state;
+
+    internal NamespaceState State
+    {
+        get
+        {
+            NamespaceState state = _state;
+            if (state.Evicted) _state = state = _engine.ResolveState(state.Name);
+            state.Touch(_engine.UseClock);
+            return state;
+        }
+    }
+
+    /// <summary>The largest envelope a document of <paramref name="documentLength"/> bytes can take.</summary>
+    public static int GetMaxCompressedLength(int documentLength) => DocumentCompressor.GetMaxEnvelopeLength(documentLength);
+
+    /// <summary>
+    /// Compresses <paramref name="document"/> into an envelope in <paramref name="destination"/> with the namespace's current
+    /// dictionary, samples it, and starts a background training run when one is due (it never waits for one).
+    /// </summary>
+    /// <returns><see langword="false"/> when <paramref name="destination"/> is too small (<see cref="GetMaxCompressedLength"/> always suffices).</returns>
+    /// <exception cref="ArgumentException">The document is longer than the namespace's <c>MaxUncompressedLength</c>.</exception>
+    public bool TryCompress(ReadOnlySpan<byte> document, Span<byte> destination, out int bytesWritten)
+    {
+        NamespaceState state = State;
+        if (!state.Compressor.TryCompress(document, destination, out bytesWritten, state.Current?.Dictionary)) return false;
+        _engine.AfterWrite(state, document, destination[1], bytesWritten);
+        return true;
+    }
+
+    /// <summary>Compresses <paramref name="document"/> into an envelope appended to <paramref name="destination"/>.</summary>
+    /// <inheritdoc cref="TryCompress" path="/exception"/>
+    public void Compress(ReadOnlySpan<byte> document, IBufferWriter<byte> destination)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        Span<byte> span = destination.GetSpan(GetMaxCompressedLength(document.Length));
+        if (!TryCompress(document, span, out int written)) ThrowHelper.ThrowDestinationTooSmall(nameof(destination));
+        destination.Advance(written);
+    }
+
+    /// <summary>Compresses a document held in a sequence (copied once into a pooled buffer when it has several segments).</summary>
+    /// <inheritdoc cref="TryCompress" path="/exception"/>
+    public void Compress(in ReadOnlySequence<byte> document, IBufferWriter<byte> destination)
+    {
+        if (document.IsSingleSegment)
+        {
+            Compress(document.FirstSpan, destination);
+            return;
+        }
+        byte[] rented = Rent(document);
+        try
+        {
+            Compress(rented.AsSpan(0, (int)document.Length), destination);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented, clearArray: true);
+        }
+    }
+
+    /// <summary>Compresses into a new array. Allocates; prefer the span or buffer-writer overloads on hot paths.</summary>
+    /// <inheritdoc cref="TryCompress" path="/exception"/>
+    public byte[] Compress(ReadOnlySpan<byte> document)
+    {
+        byte[] rented = ArrayPool<byte>.Shared.Rent(GetMaxCompressedLength(document.Length));
+        try
+        {
+            TryCompress(document, rented, out int written);
+            return rented.AsSpan(0, written).ToArray();
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented, clearArray: true);
+        }
+    }
+
+    /// <summary>
+    /// Decompresses an envelope of this namespace into <paramref name="destination"/>, synchronously. A dictionary that is
+    /// not in memory is read through the store's synchronous API when it has one (<see cref="DictionaryStore.CanGetSynchronously"/>);
+    /// otherwise call <see cref="EnsureDictionaryAsync"/> first, or use <see cref="DecompressAsync"/>.
+    /// </summary>
+    /// <returns><see langword="false"/> when <paramref name="destination"/> is shorter than the document.</returns>
+    /// <exception cref="InvalidDataException">The value is not an envelope, or it is corrupt, or the dictionary record it names is damaged.</exception>
+    /// <exception cref="DictionaryNotFoundException">The dictionary it names cannot be found.</exception>
+    public bool TryDecompress(ReadOnlySpan<byte> envelope, Span<byte> destination, out int bytesWritten)
+    {
+        NamespaceState state = State;
+        try
+        {
+            return state.Compressor.TryDecompress(envelope, destination, out bytesWritten, GetDictionary(state, envelope));
+        }
+        catch (Exception ex) when (_engine.CountDecodeFailure(state, ex))
+        {
+            throw;
+        }
+    }
+
+    /// <summary>Decompresses an envelope and appends the document to <paramref name="destination"/>.</summary>
+    /// <inheritdoc cref="TryDecompress" path="/exception"/>
+    public void Decompress(ReadOnlySpan<byte> envelope, IBufferWriter<byte> destination)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        NamespaceState state = State;
+        try
+        {
+            state.Compressor.Decompress(envelope, destination, GetDictionary(state, envelope));
+        }
+        catch (Exception ex) when (_engine.CountDecodeFailure(state, ex))
+        {
+            throw;
+        }
+    }
+
+    /// <summary>Decompresses an envelope held in a sequence (copied once into a pooled buffer when it has several segments).</summary>
+    /// <inheritdoc cref="TryDecompress" path="/exception"/>
+    public void Decompress(in ReadOnlySequence<byte> envelope, IBufferWriter<byte> destination)
+    {
+        if (envelope.IsSingleSegment)
+        {
+            Decompress(envelope.FirstSpan, destination);
+            return;
+        }
+        byte[] rented = Rent(envelope);
+        try
+        {
+            Decompress(rented.AsSpan(0, (int)envelope.Length), destination);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented, clearArray: true);
+        }
+    }
+
+    /// <summary>Decompresses into a new array. Allocates.</summary>
+    /// <inheritdoc cref="TryDecompress" path="/exception"/>
+    public byte[] Decompress(ReadOnlySpan<byte> envelope)
+    {
+        NamespaceState state = State;
+        try
+        {
+            return state.Compressor.Decompress(envelope, GetDictionary(state, envelope));
+        }
+        catch (Exception ex) when (_engine.CountDecodeFailure(state, ex))
+        {
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Makes sure the dictionary an envelope names is in memory, reading it from the store when not: one read however many
+    /// callers ask at once, retried, and validated. Values that are not envelopes, or name no dictionary, need nothing.
+    /// </summary>
+    /// <exception cref="DictionaryNotFoundException">The store has no such dictionary, or could not be read after the configured attempts.</exception>
+    /// <exception cref="InvalidDataException">The envelope's header is corrupt, or the store's record is damaged.</exception>
+    public ValueTask EnsureDictionaryAsync(ReadOnlySpan<byte> envelope, CancellationToken cancellationToken = default)
+    {
+        NamespaceState state = State;
+        if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header, state.Settings.MaxUncompressedLength)
+            || header.DictionaryId is not uint id
+            || _engine.Catalog.TryGetCached(id, out _))
+        {
+            return ValueTask.CompletedTask;
+        }
+        ValueTask<ZstdDictionary> load = _engine.Catalog.GetAsync(id, state.Name, cancellationToken);
+        return load.IsCompletedSuccessfully ? ValueTask.CompletedTask : new ValueTask(load.AsTask());
+    }
+
+    /// <summary>Reads the dictionary the envelope names if needed, then decompresses. Allocates the result.</summary>
+    /// <inheritdoc cref="EnsureDictionaryAsync" path="/exception"/>
+    public async ValueTask<byte[]> DecompressAsync(ReadOnlyMemory<byte> envelope, CancellationToken cancellationToken = default)
+    {
+        await EnsureDictionaryAsync(envelope.Span, cancellationToken).ConfigureAwait(false);
+        return Decompress(envelope.Span);
+    }
+
+    /// <summary>Reads the namespace's newest dictionary version from the store now and adopts it when it is newer.</summary>
+    /// <exception cref="IOException">The store could not be read after the configured attempts.</exception>
+    /// <exception cref="InvalidDataException">The store's record is damaged (it is not adopted).</exception>
+    public Task RefreshAsync(CancellationToken cancellationToken = default) => _engine.Coordinator.RefreshAsync(State, cancellationToken);
+
+    /// <summary>
+    /// Runs a training run now from the samples the namespace has, whatever the triggers say (the rate limit does not
+    /// apply). For tools and tests: the write path trains on its own.
+    /// </summary>
+    public Task<TrainingResult> TrainAsync(CancellationToken cancellationToken = default) => _engine.Coordinator.TrainNowAsync(State, cancellationToken);
+
+    /// <inheritdoc/>
+    public override string ToString() => Name;
+
+    private ZstdDictionary? GetDictionary(NamespaceState state, ReadOnlySpan<byte> envelope) =>
+        state.Compressor.ReadHeader(envelope).DictionaryId is uint id ? _engine.Catalog.Get(id, state.Name) : null;
+
+    private static byte[] Rent(in ReadOnlySequence<byte> sequence)
+    {
+        if (sequence.Length > Array.MaxLength) throw new ArgumentException($"The value has {sequence.Length} bytes, more than an array holds.", nameof(sequence));
+        byte[] rented = ArrayPool<byte>.Shared.Rent((int)sequence.Length);
+        sequence.CopyTo(rented);
+        return rented;
+    }
+}

@@ -1,0 +1,206 @@
+using System.Collections.Concurrent;
+using Compression.Internal;
+using Microsoft.Extensions.Logging;
+
+namespace Compression.Dictionaries;
+
+/// <summary>
+/// Every dictionary the engine has read or made, and the only way it reads the store: a bounded cache (least recently
+/// used out, dictionaries in use pinned), single-flight fetches, one retry policy, missing ids remembered for a while,
+/// and every record validated before it is used.
+/// </summary>
+internal sealed class DictionaryCatalog
+{
+    private readonly DictionaryStore _store;
+    private readonly StoreRetryPolicy _retry;
+    private readonly TimeProvider _time;
+    private readonly int _maxCached;
+    private readonly int _maxDictionaryBytes;
+    private readonly TimeSpan _missRetention;
+    private readonly Func<HashSet<uint>> _pinned;
+    private readonly ConcurrentDictionary<uint, Entry> _cache = new();
+    private readonly ConcurrentDictionary<uint, Lazy<Task<ZstdDictionary>>> _inflight = new();
+    private readonly ConcurrentDictionary<uint, long> _missing = new();
+    private readonly object _syncFetchGate = new();
+    private readonly object _evictGate = new();
+    private long _useClock;
+
+    public DictionaryCatalog(DictionaryStore store, CompressionEngineOptions options, TimeProvider time, ILogger logger, Func<HashSet<uint>> pinned)
+    {
+        _store = store;
+        _time = time;
+        _maxCached = options.MaxCachedDictionaries;
+        _maxDictionaryBytes = options.MaxDictionaryBytes;
+        _missRetention = options.MissingDictionaryRetention;
+        _pinned = pinned;
+        _retry = new StoreRetryPolicy(options.StoreAttempts, options.StoreRetryDelay, time, logger);
+    }
+
+    public DictionaryStore Store => _store;
+
+    public StoreRetryPolicy Retry => _retry;
+
+    public int Count => _cache.Count;
+
+    /// <summary>Store look-ups made for ids (asynchronous and synchronous), for tests.</summary>
+    internal long StoreLookups;
+
+    public bool TryGetCached(uint id, out ZstdDictionary dictionary)
+    {
+        if (_cache.TryGetValue(id, out var entry))
+        {
+            entry.LastUse = Interlocked.Increment(ref _useClock);
+            dictionary = entry.Dictionary;
+            return true;
+        }
+        dictionary = null!;
+        return false;
+    }
+
+    /// <summary>The dictionary for a synchronous read: from the cache, else through the store's synchronous API when it has one.</summary>
+    /// <exception cref="DictionaryNotFoundException">Not cached and not loadable synchronously, not in the store, or the store failed.</exception>
+    /// <exception cref="InvalidDataException">The store's record is damaged.</exception>
+    public ZstdDictionary Get(uint id, string @namespace)
+    {
+        if (TryGetCached(id, out var cached)) return cached;
+        ThrowIfRememberedMissing(id, @namespace);
+        if (!_store.CanGetSynchronously)
+            throw new DictionaryNotFoundException(id, @namespace,
+                $"it is not loaded and {_store.Location} has no synchronous API; call EnsureDictionaryAsync or DecompressAsync first");
+        lock (_syncFetchGate)
+        {
+            if (TryGetCached(id, out cached)) return cached;
+            ThrowIfRememberedMissing(id, @namespace);
+            DictionaryRecord? record;
+            try
+            {
+                Interlocked.Increment(ref StoreLookups);
+                record = _retry.Execute(static s => s.Store.Get(s.Id), (Store: _store, Id: id), $"Reading dictionary {id} from {_store.Location}");
+            }
+            catch (StoreUnavailableException ex)
+            {
+                throw new DictionaryNotFoundException(id, @namespace, $"{_store.Location} could not be read after {_retry.Attempts} attempt(s)", ex.InnerException);
+            }
+            return Accept(id, record, @namespace);
+        }
+    }
+
+    /// <summary>Makes sure the dictionary is in memory, fetching it once however many readers ask at the same time.</summary>
+    public ValueTask<ZstdDictionary> GetAsync(uint id, string @namespace, CancellationToken cancellationToken)
+    {
+        if (TryGetCached(id, out var cached)) return ValueTask.FromResult(cached);
+        ThrowIfRememberedMissing(id, @namespace);
+        var lazy = _inflight.GetOrAdd(id, static (key, s) => new Lazy<Task<ZstdDictionary>>(() => s.Catalog.FetchAsync(key, s.Namespace)),
+            (Catalog: this, Namespace: @namespace));
+        return new ValueTask<ZstdDictionary>(lazy.Value.WaitAsync(cancellationToken));
+    }
+
+    /// <summary>The newest version of a namespace in the store, validated for adoption, or <see langword="null"/>.</summary>
+    public async ValueTask<(DictionaryRecord Record, ZstdDictionary Dictionary)?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken)
+    {
+        DictionaryRecord? record = await _retry.ExecuteAsync(static (s, ct) => s.Store.GetCurrentAsync(s.Namespace, ct), (Store: _store, Namespace: @namespace),
+            $"Reading the current dictionary of '{@namespace}' from {_store.Location}", cancellationToken).ConfigureAwait(false);
+        if (record is null) return null;
+        DictionaryRecordValidator.Check(record, _store, expectedId: null, expectedNamespace: @namespace, _maxDictionaryBytes);
+        if (TryGetCached(record.Id, out var cached))
+        {
+            // Versions are immutable: the same id with other bytes means the store was changed under us.
+            if (!cached.Content.Span.SequenceEqual(record.Content.Span))
+                throw new InvalidDataException($"Dictionary record {record.Id} from {_store.Location} now holds other bytes than when it was first read; it was not used.");
+            return (record, cached);
+        }
+        ZstdDictionary dictionary = DictionaryRecordValidator.Validate(record, _store, expectedId: null, expectedNamespace: @namespace, _maxDictionaryBytes);
+        return (record, Add(dictionary));
+    }
+
+    /// <summary>Publishes a candidate insert-only and returns the winner of its version, validated (it may be another client's).</summary>
+    public async ValueTask<(DictionaryRecord Record, ZstdDictionary Dictionary)> PublishAsync(DictionaryRecord candidate, ZstdDictionary dictionary,
+        CancellationToken cancellationToken)
+    {
+        DictionaryRecord winner = await _retry.ExecuteAsync(static (s, ct) => s.Store.PublishAsync(s.Candidate, ct), (Store: _store, Candidate: candidate),
+            $"Publishing dictionary {candidate.Id} (version {candidate.Version} of '{candidate.Namespace}') to {_store.Location}", cancellationToken).ConfigureAwait(false);
+        if (winner.Id == candidate.Id && winner.Version == candidate.Version && winner.ContentHash == candidate.ContentHash
+            && string.Equals(winner.Namespace, candidate.Namespace, StringComparison.Ordinal))
+        {
+            return (candidate, Add(dictionary));
+        }
+        if (winner.Version != candidate.Version)
+            throw new InvalidDataException($"{_store.Location} answered the publication of version {candidate.Version} of '{candidate.Namespace}' with version {winner.Version}.");
+        ZstdDictionary theirs = DictionaryRecordValidator.Validate(winner, _store, expectedId: null, expectedNamespace: candidate.Namespace, _maxDictionaryBytes);
+        return (winner, Add(theirs));
+    }
+
+    public ZstdDictionary Add(ZstdDictionary dictionary)
+    {
+        _missing.TryRemove(dictionary.Id, out _);
+        var entry = _cache.GetOrAdd(dictionary.Id, static (_, d) => new Entry(d), dictionary);
+        entry.LastUse = Interlocked.Increment(ref _useClock);
+        if (_cache.Count > _maxCached) Evict();
+        return entry.Dictionary;
+    }
+
+    private async Task<ZstdDictionary> FetchAsync(uint id, string @namespace)
+    {
+        try
+        {
+            DictionaryRecord? record;
+            try
+            {
+                Interlocked.Increment(ref StoreLookups);
+                record = await _retry.ExecuteAsync(static (s, ct) => s.Store.GetAsync(s.Id, ct), (Store: _store, Id: id),
+                    $"Reading dictionary {id} from {_store.Location}", CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (StoreUnavailableException ex)
+            {
+                throw new DictionaryNotFoundException(id, @namespace, $"{_store.Location} could not be read after {_retry.Attempts} attempt(s)", ex.InnerException);
+            }
+            return Accept(id, record, @namespace);
+        }
+        finally
+        {
+            _inflight.TryRemove(id, out _); // failures are not cached: the next read tries again (misses are remembered, briefly)
+        }
+    }
+
+    private ZstdDictionary Accept(uint id, DictionaryRecord? record, string @namespace)
+    {
+        if (record is null)
+        {
+            _missing[id] = _time.GetTimestamp();
+            throw new DictionaryNotFoundException(id, @namespace, $"{_store.Location} has no dictionary with this id");
+        }
+        // Read by id: any namespace may name it (documents move between collections); the id and content must hold.
+        return Add(DictionaryRecordValidator.Validate(record, _store, expectedId: id, expectedNamespace: null, _maxDictionaryBytes));
+    }
+
+    private void ThrowIfRememberedMissing(uint id, string @namespace)
+    {
+        if (!_missing.TryGetValue(id, out long since)) return;
+        TimeSpan age = _time.GetElapsedTime(since);
+        if (age < _missRetention)
+            throw new DictionaryNotFoundException(id, @namespace,
+                $"{_store.Location} had no dictionary with this id {age.TotalSeconds:F1} s ago (asked again after {_missRetention.TotalSeconds:F0} s)");
+        _missing.TryRemove(new KeyValuePair<uint, long>(id, since));
+    }
+
+    private void Evict()
+    {
+        lock (_evictGate)
+        {
+            int excess = _cache.Count - _maxCached;
+            if (excess <= 0) return;
+            HashSet<uint> pinned = _pinned();
+            foreach (var (id, _) in _cache.Where(e => !pinned.Contains(e.Key)).OrderBy(e => e.Value.LastUse).Take(excess).ToList())
+            {
+                _cache.TryRemove(id, out _);
+            }
+        }
+    }
+
+    private sealed class Entry(ZstdDictionary dictionary)
+    {
+        public ZstdDictionary Dictionary { get; } = dictionary;
+
+        public long LastUse;
+    }
+}

@@ -1,0 +1,89 @@
+namespace Compression.Dictionaries;
+
+/// <summary>
+/// The settings of one namespace: how its documents are compressed, and how its dictionaries are trained. In
+/// configuration, a namespace's section starts from <see cref="CompressionEngineOptions.Defaults"/> and changes only the
+/// keys it names; in code, an entry of <see cref="CompressionEngineOptions.Namespaces"/> is complete on its own.
+/// </summary>
+public sealed class NamespaceOptions
+{
+    /// <summary>The codec new documents are compressed with.</summary>
+    /// <value>Defaults to <see cref="CompressionCodec.Zstd"/>; dictionaries are used with zstd only.</value>
+    public CompressionCodec Codec { get; set; } = CompressionCodec.Zstd;
+
+    /// <summary>
+    /// The codec level, or <see langword="null"/> for the codec's default. Allowed: zstd 1-22 (default 3), lz4 0-12
+    /// (default 0), snappy 0, deflate and gzip 0-9 (default 6), brotli 0-11 (default 4), stored 0.
+    /// </summary>
+    /// <value>Defaults to <see langword="null"/>.</value>
+    public int? Level { get; set; }
+
+    /// <summary>Whether envelopes end with an XxHash32 of the document, so that corruption is detected on read (4 bytes a document).</summary>
+    /// <value>Defaults to <see langword="true"/>.</value>
+    public bool Checksum { get; set; } = true;
+
+    /// <summary>Whether reading rejects envelopes without a checksum (see <see cref="DocumentCompressorOptions.RequireChecksum"/>).</summary>
+    /// <value>Defaults to <see langword="false"/>.</value>
+    public bool RequireChecksum { get; set; }
+
+    /// <summary>Documents shorter than this many bytes are stored uncompressed (codec 0).</summary>
+    /// <value>Defaults to 32.</value>
+    public int MinimumSize { get; set; } = 32;
+
+    /// <summary>Envelopes declaring more uncompressed bytes are rejected on read; larger documents are refused on write.</summary>
+    /// <value>Defaults to 64 MiB.</value>
+    public int MaxUncompressedLength { get; set; } = DocumentCompressorOptions.DefaultMaxUncompressedLength;
+
+    /// <summary>
+    /// Top-level fields kept uncompressed beside the compressed body, so that the database can filter, sort and index
+    /// on them. Used by adapters whose documents have fields (MongoDB); ignored by the others.
+    /// </summary>
+    /// <value>Defaults to none.</value>
+    public IList<string> ClearFields { get; set; } = [];
+
+    /// <summary>Dictionary sampling, training and adoption.</summary>
+    public DictionaryOptions Dictionary { get; set; } = new();
+
+    /// <summary>A deep copy: the engine keeps its own, so changing these options later changes nothing.</summary>
+    internal NamespaceOptions Clone() => new()
+    {
+        Codec = Codec,
+        Level = Level,
+        Checksum = Checksum,
+        RequireChecksum = RequireChecksum,
+        MinimumSize = MinimumSize,
+        MaxUncompressedLength = MaxUncompressedLength,
+        ClearFields = [.. ClearFields ?? []],
+        Dictionary = (Dictionary ?? new()).Clone(),
+    };
+
+    internal DocumentCompressorOptions ToCompressorOptions() => new()
+    {
+        Codec = Codec,
+        Level = Level,
+        Checksum = Checksum,
+        RequireChecksum = RequireChecksum,
+        MinimumSize = MinimumSize,
+        MaxUncompressedLength = MaxUncompressedLength,
+    };
+
+    /// <summary>Whether the namespace trains and uses dictionaries (they are on, and the codec is zstd).</summary>
+    internal bool UsesDictionary => Dictionary.Enabled && Codec == CompressionCodec.Zstd;
+
+    internal List<string> Validate(string prefix)
+    {
+        var errors = new List<string>(ToCompressorOptions().Validate(prefix));
+        if (ClearFields is null) errors.Add($"{prefix}:{nameof(ClearFields)}: null; allowed: a list of top-level field names.");
+        else
+        {
+            foreach (string? field in ClearFields)
+            {
+                if (string.IsNullOrEmpty(field) || field.Contains('.', StringComparison.Ordinal) || field.StartsWith('$') || field == "_z")
+                    errors.Add($"{prefix}:{nameof(ClearFields)}: '{field}' is not a clear field; allowed: top-level field names, not empty, without '.', not starting with '$', not '_z'.");
+            }
+        }
+        if (Dictionary is null) errors.Add($"{prefix}:{nameof(Dictionary)}: null; allowed: a section of dictionary settings.");
+        else errors.AddRange(Dictionary.Validate($"{prefix}:{nameof(Dictionary)}"));
+        return errors;
+    }
+}

@@ -1,0 +1,284 @@
+using System.Buffers;
+using System.Security.Cryptography;
+using Compression.Internal;
+using Microsoft.Extensions.Logging;
+
+namespace Compression.Dictionaries;
+
+/// <summary>
+/// Decides when a namespace trains, runs the training (held-out measurement, adoption threshold), publishes the winner
+/// insert-only through the catalog and adopts it, and adopts what other clients published. Never on the write path:
+/// a write only calls <see cref="OnWrite"/>, which reads a few counters and, when training is due, starts it in the background.
+/// </summary>
+internal sealed class TrainingCoordinator
+{
+    private const int MaxIdConflicts = 8;
+
+    private readonly DictionaryCatalog _catalog;
+    private readonly BackgroundWork _background;
+    private readonly TimeProvider _time;
+    private readonly ILogger _logger;
+    private readonly CompressionMetrics _metrics;
+
+    public TrainingCoordinator(DictionaryCatalog catalog, BackgroundWork background, TimeProvider time, ILogger logger, CompressionMetrics metrics)
+    {
+        _catalog = catalog;
+        _background = background;
+        _time = time;
+        _logger = logger;
+        _metrics = metrics;
+    }
+
+    /// <summary>Replay hook: train on the writing thread at the moment a background run would start.</summary>
+    public bool InlineTraining { get; set; }
+
+    /// <summary>The random source for sampling and hold-out splits (seeded for repeatable replays).</summary>
+    public Random Random { get; set; } = Random.Shared;
+
+    /// <summary>Test hook: called at the start of every training run, on the training thread.</summary>
+    public Action<string>? TrainingStarting { get; set; }
+
+    /// <summary>After a write: starts a background training run when one is due. A few reads in the common case.</summary>
+    public void OnWrite(NamespaceState state)
+    {
+        if (state.IsTraining || !state.Loaded) return;
+        DictionaryOptions d = state.Settings.Dictionary;
+        if (!IsTrainingDue(state, d)) return;
+        long now = _time.GetTimestamp();
+        if (state.LastTrainingTimestamp != 0 && _time.GetElapsedTime(state.LastTrainingTimestamp, now) < d.MinTrainingInterval) return;
+        if (!state.TryBeginTraining()) return;
+        state.LastTrainingTimestamp = now;
+        if (InlineTraining)
+        {
+            RunAsync(state, CancellationToken.None).GetAwaiter().GetResult();
+            return;
+        }
+        _background.Run(token => RunAsync(state, token));
+    }
+
+    /// <summary>A training run now, whatever the triggers and the rate limit say.</summary>
+    public Task<TrainingResult> TrainNowAsync(NamespaceState state, CancellationToken cancellationToken)
+    {
+        if (!state.UsesDictionary) return Task.FromResult(new TrainingResult(TrainingOutcome.Disabled, null));
+        if (!state.TryBeginTraining()) return Task.FromResult(new TrainingResult(TrainingOutcome.AlreadyRunning, state.Current?.Record));
+        state.LastTrainingTimestamp = _time.GetTimestamp();
+        return RunAsync(state, cancellationToken);
+    }
+
+    /// <summary>Adopts the newest version in the store when it is newer than the namespace's. Store failures propagate.</summary>
+    public async Task RefreshAsync(NamespaceState state, CancellationToken cancellationToken)
+    {
+        try
+        {
+            if (!state.UsesDictionary) return;
+            var current = await _catalog.GetCurrentAsync(state.Name, cancellationToken).ConfigureAwait(false);
+            if (current is not { } found || found.Record.Version <= (state.Current?.Record.Version ?? 0)) return;
+            Adopt(state, new AdoptedDictionary(found.Dictionary, found.Record, found.Record.Ratio), "another client");
+        }
+        finally
+        {
+            state.Loaded = true;
+        }
+    }
+
+    /// <summary><see cref="RefreshAsync"/> for background callers: a failure is logged, and the next poll tries again.</summary>
+    public async Task TryRefreshAsync(NamespaceState state, CancellationToken cancellationToken)
+    {
+        try
+        {
+            await RefreshAsync(state, cancellationToken).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException and not OutOfMemoryException)
+        {
+            Log.PollFailed(_logger, ex, state.Name);
+        }
+    }
+
+    private static bool IsTrainingDue(NamespaceState state, DictionaryOptions d)
+    {
+        if (!state.UsesDictionary) return false;
+        if (state.PendingPublication is not null) return true;
+        if (state.DocsAtLastTraining == 0)
+            return state.Reservoir.Count >= d.MinSampleCount && state.Reservoir.Bytes >= d.MinSampleBytes;
+        if (state.SamplesAtLastTraining < d.MaxSampleCount && state.DocsSeen >= state.DocsAtLastTraining * d.GrowthFactor) return true;
+        AdoptedDictionary? current = state.Current;
+        return current is not null && state.DocsSinceAdoption >= d.DriftMinDocuments && state.ObservedRatio < current.BaselineRatio * d.DriftThreshold;
+    }
+
+    private async Task<TrainingResult> RunAsync(NamespaceState state, CancellationToken cancellationToken)
+    {
+        long started = _time.GetTimestamp();
+        TrainingOutcome outcome = TrainingOutcome.NoDictionary;
+        try
+        {
+            TrainingStarting?.Invoke(state.Name);
+            outcome = await TrainAsync(state, cancellationToken).ConfigureAwait(false);
+            return new TrainingResult(outcome, state.Current?.Record);
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException)
+        {
+            Log.TrainingFailed(_logger, ex, state.Name);
+            throw;
+        }
+        finally
+        {
+            _metrics.Training(state.Name, OutcomeName(outcome), _time.GetElapsedTime(started));
+            state.EndTraining();
+        }
+    }
+
+    private async Task<TrainingOutcome> TrainAsync(NamespaceState state, CancellationToken cancellationToken)
+    {
+        DictionaryOptions d = state.Settings.Dictionary;
+
+        // Start from the newest version in the store: another client may have published since our last poll.
+        await TryRefreshAsync(state, cancellationToken).ConfigureAwait(false);
+
+        if (state.PendingPublication is { } pending)
+        {
+            state.PendingPublication = null;
+            int nextVersion = (state.Current?.Record.Version ?? 0) + 1;
+            if (pending.Record.Version == nextVersion)
+                return await PublishAndAdoptAsync(state, pending.Record, pending.Dictionary, null, cancellationToken).ConfigureAwait(false);
+        }
+
+        byte[][] samples = state.Reservoir.TakeSnapshot();
+        state.DocsAtLastTraining = Math.Max(1, state.DocsSeen);
+        state.SamplesAtLastTraining = samples.Length;
+        if (samples.Length < d.MinSampleCount) return TrainingOutcome.TooFewSamples;
+
+        Random.Shuffle(samples);
+        int holdoutCount = Math.Max(1, (int)(samples.Length * d.HoldoutFraction));
+        byte[][] holdout = samples[..holdoutCount];
+        byte[][] training = samples[holdoutCount..];
+        long trainingBytes = training.Sum(s => (long)s.Length);
+        int size = d.GetTrainingSize(training.Length, trainingBytes);
+        if (size < ZstdDictionary.MinimumSize || trainingBytes < d.MinSampleBytes) return TrainingOutcome.TooFewSamples;
+
+        Log.TrainingStarted(_logger, state.Name, training.Length, trainingBytes, size);
+        ZstdDictionary? candidate = ZstdDictionaryTrainer.TryTrain(training, size, NewDictionaryId());
+        if (candidate is null)
+        {
+            Log.TrainingProducedNothing(_logger, state.Name);
+            return TrainingOutcome.NoDictionary;
+        }
+
+        AdoptedDictionary? current = state.Current;
+        long raw = holdout.Sum(s => (long)s.Length);
+        long candidateBytes = MeasureEnvelopeBytes(state, holdout, candidate);
+        long currentBytes = MeasureEnvelopeBytes(state, holdout, current?.Dictionary);
+        if (candidateBytes > currentBytes * d.AdoptionThreshold)
+        {
+            Log.NotAdopted(_logger, state.Name, candidateBytes, currentBytes, d.AdoptionThreshold);
+            // Nothing better exists for these documents: judge future drift against what they give today.
+            if (current is not null) state.Rebaseline(Math.Min(current.BaselineRatio, (double)raw / currentBytes));
+            return TrainingOutcome.NotBetter;
+        }
+
+        var record = new DictionaryRecord
+        {
+            Id = candidate.Id,
+            Namespace = state.Name,
+            Version = (current?.Record.Version ?? 0) + 1,
+            Content = candidate.Content,
+            ContentHash = DictionaryRecord.ComputeContentHash(candidate.Content.Span),
+            Created = _time.GetUtcNow(),
+            Codec = CompressionCodec.Zstd,
+            Level = state.Compressor.Level,
+            SampleCount = training.Length,
+            Ratio = (double)raw / candidateBytes,
+        };
+        return await PublishAndAdoptAsync(state, record, candidate, holdout, cancellationToken).ConfigureAwait(false);
+    }
+
+    private async Task<TrainingOutcome> PublishAndAdoptAsync(NamespaceState state, DictionaryRecord record, ZstdDictionary dictionary,
+        byte[][]? holdout, CancellationToken cancellationToken)
+    {
+        (DictionaryRecord Record, ZstdDictionary Dictionary) winner;
+        try
+        {
+            for (int conflicts = 0; ; conflicts++)
+            {
+                try
+                {
+                    winner = await _catalog.PublishAsync(record, dictionary, cancellationToken).ConfigureAwait(false);
+                    break;
+                }
+                catch (DictionaryIdConflictException) when (conflicts < MaxIdConflicts)
+                {
+                    // Ids are short random numbers (they are written in every envelope); on a clash draw another, wider one.
+                    dictionary = ZstdDictionary.Create(NewDictionaryId(conflicts + 1), dictionary.Content.Span, dictionary.Content.Length);
+                    record = record with { Id = dictionary.Id };
+                }
+            }
+        }
+        catch (Exception ex) when (ex is not OperationCanceledException and not OutOfMemoryException)
+        {
+            // Not used by anyone until published: nobody else could read it. Retried before the next training.
+            Log.PublishFailed(_logger, ex, state.Name, record.Id);
+            state.PendingPublication = (record, dictionary);
+            return TrainingOutcome.PublishFailed;
+        }
+
+        if (ReferenceEquals(winner.Record, record))
+        {
+            Adopt(state, new AdoptedDictionary(winner.Dictionary, record, record.Ratio), "this client");
+            return TrainingOutcome.Adopted;
+        }
+
+        // Another client published this version first: the loser adopts the winner's dictionary.
+        double baseline = holdout is null ? winner.Record.Ratio
+            : (double)holdout.Sum(s => (long)s.Length) / MeasureEnvelopeBytes(state, holdout, winner.Dictionary);
+        Adopt(state, new AdoptedDictionary(winner.Dictionary, winner.Record, baseline), "another client");
+        return TrainingOutcome.AdoptedFromOtherClient;
+    }
+
+    private void Adopt(NamespaceState state, AdoptedDictionary adopted, string source)
+    {
+        if (!state.TryAdopt(adopted)) return;
+        _metrics.Adopted(state.Name, adopted.Record.Version);
+        Log.Adopted(_logger, state.Name, adopted.Record.Id, adopted.Record.Version, adopted.BaselineRatio, source);
+    }
+
+    private static long MeasureEnvelopeBytes(NamespaceState state, byte[][] documents, ZstdDictionary? dictionary)
+    {
+        int max = documents.Max(d => d.Length);
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(DocumentCompressor.GetMaxEnvelopeLength(max));
+        try
+        {
+            long total = 0;
+            foreach (byte[] document in documents)
+            {
+                state.Compressor.TryCompress(document, buffer, out int written, dictionary);
+                total += written;
+            }
+            return total;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer, clearArray: true);
+        }
+    }
+
+    /// <summary>
+    /// A random dictionary id. Ids are written in every envelope, so they are kept short: 14 bits (a 2-byte varint)
+    /// at first, 7 more bits after each conflict the store reports.
+    /// </summary>
+    internal static uint NewDictionaryId(int conflicts = 0)
+    {
+        int bits = Math.Min(14 + 7 * conflicts, 30);
+        return (uint)RandomNumberGenerator.GetInt32(1, 1 << bits);
+    }
+
+    private static string OutcomeName(TrainingOutcome outcome) => outcome switch
+    {
+        TrainingOutcome.Adopted => "adopted",
+        TrainingOutcome.AdoptedFromOtherClient => "adopted_from_other_client",
+        TrainingOutcome.NotBetter => "not_better",
+        TrainingOutcome.NoDictionary => "no_dictionary",
+        TrainingOutcome.TooFewSamples => "too_few_samples",
+        TrainingOutcome.PublishFailed => "publish_failed",
+        TrainingOutcome.Disabled => "disabled",
+        _ => "already_running",
+    };
+}

@@ -1,0 +1,192 @@
+using System.Text.Json.Nodes;
+using Compression.Dictionaries;
+using Xunit;
+
+namespace Compression.Core.Tests.Dictionaries;
+
+/// <summary>
+/// Nothing read from a store is trusted: a damaged or edited record is a clear error naming the store, and is never
+/// adopted, so a damaged store can stop compression but never make a client write envelopes others cannot read.
+/// </summary>
+public sealed class UntrustedStoreTests : IDisposable
+{
+    private const string Ns = "shop.orders";
+    private readonly string _directory = Directory.CreateTempSubdirectory("untrusted-").FullName;
+
+    public void Dispose() => Directory.Delete(_directory, recursive: true);
+
+    /// <summary>Trains and publishes a real dictionary into the folder store; returns its record file.</summary>
+    private async Task<(DictionaryRecord Record, string Path)> PublishAsync(string @namespace = Ns)
+    {
+        await using var engine = TestEngine.Create(new FileDictionaryStore(_directory));
+        var ns = engine.GetNamespace(@namespace);
+        var random = new Random(5);
+        for (int i = 0; i < 400; i++) ns.Compress(TestDocuments.Movie(random));
+        await engine.WhenIdleAsync();
+        var record = ns.CurrentDictionary ?? (await ns.TrainAsync()).Dictionary;
+        Assert.NotNull(record);
+        return (record, Path.Combine(_directory, $"{record.Id}.dict.json"));
+    }
+
+    private static void Edit(string path, string field, JsonNode value)
+    {
+        var json = JsonNode.Parse(File.ReadAllText(path))!;
+        json[field] = value;
+        File.WriteAllText(path, json.ToJsonString());
+    }
+
+    [Theory]
+    [InlineData("Id", 1)]
+    [InlineData("Version", 1000)]
+    [InlineData("Namespace", "other.collection")]
+    [InlineData("ContentHash", 12345)]
+    [InlineData("Level", 99)]
+    public async Task Refresh_TamperedRecordInTheFolder_IsRefusedNamingTheStore_AndNeverAdopted(string field, object value)
+    {
+        var (record, path) = await PublishAsync();
+        Edit(path, field, value is int i ? JsonValue.Create(i) : JsonValue.Create((string)value)!);
+
+        await using var engine = TestEngine.Create(new FileDictionaryStore(_directory));
+        var ns = engine.GetNamespace(Ns);
+        var ex = await Assert.ThrowsAsync<InvalidDataException>(() => ns.RefreshAsync());
+        Assert.Contains(_directory, ex.Message);
+        Assert.Null(ns.CurrentDictionary);
+
+        // Writes go on without a dictionary: every envelope is readable by anyone.
+        byte[] envelope = ns.Compress(TestDocuments.Movie(new Random(1)));
+        Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header));
+        Assert.Null(header.DictionaryId);
+        Assert.NotEqual(0u, record.Id);
+    }
+
+    [Fact]
+    public async Task Train_AfterARefusedRecord_DoesNotPublishOverIt_AndKeepsWritingReadableEnvelopes()
+    {
+        var (_, path) = await PublishAsync();
+        Edit(path, "Version", 1000); // before: adopted as version 1000, then every publication failed forever
+
+        await using var engine = TestEngine.Create(new FileDictionaryStore(_directory));
+        var ns = engine.GetNamespace(Ns);
+        var random = new Random(9);
+        var written = new List<(byte[], byte[])>();
+        for (int i = 0; i < 400; i++)
+        {
+            byte[] d = TestDocuments.Movie(random);
+            written.Add((d, ns.Compress(d)));
+        }
+        await engine.WhenIdleAsync();
+        Assert.Null(ns.CurrentDictionary);
+        await using var cold = TestEngine.Create(new InMemoryDictionaryStore());
+        foreach (var (d, e) in written) Assert.Equal(d, cold.GetNamespace(Ns).Decompress(e)); // no dictionary was used
+    }
+
+    [Fact]
+    public async Task Refresh_StoreAnswersWithARecordOfAnotherNamespace_IsRefused()
+    {
+        var inner = new InMemoryDictionaryStore();
+        await using (var writer = TestEngine.Create(inner))
+        {
+            var other = writer.GetNamespace("other.collection");
+            var random = new Random(3);
+            for (int i = 0; i < 400; i++) other.Compress(TestDocuments.Movie(random));
+            await writer.WhenIdleAsync();
+            Assert.NotNull(other.CurrentDictionary);
+        }
+        var store = new ControllableStore(inner) { Tamper = _ => inner.GetCurrentAsync("other.collection").AsTask().Result };
+        await using var engine = TestEngine.Create(store);
+        var ns = engine.GetNamespace(Ns);
+        var ex = await Assert.ThrowsAsync<InvalidDataException>(() => ns.RefreshAsync());
+        Assert.Contains("belongs to namespace 'other.collection', not 'shop.orders'", ex.Message);
+        Assert.Contains(store.Location, ex.Message);
+        Assert.Null(ns.CurrentDictionary);
+    }
+
+    [Fact]
+    public async Task Decompress_RecordWhoseIdLies_IsRefusedAndNotCached()
+    {
+        var (record, path) = await PublishAsync();
+        byte[] envelope;
+        await using (var writer = TestEngine.Create(new FileDictionaryStore(_directory)))
+        {
+            var ns = writer.GetNamespace(Ns);
+            await ns.RefreshAsync();
+            envelope = ns.Compress(TestDocuments.Movie(new Random(2)));
+        }
+        Edit(path, "Id", 1);
+        await using var reader = TestEngine.Create(new FileDictionaryStore(_directory));
+        var ex = Assert.Throws<InvalidDataException>(() => reader.GetNamespace(Ns).Decompress(envelope));
+        Assert.Contains($"asked for id {record.Id}, the record says 1", ex.Message);
+        Assert.Equal(0, reader.CachedDictionaryCount);
+    }
+
+    [Fact]
+    public async Task Get_HugeRecordFile_IsRefusedBeforeItIsRead()
+    {
+        string path = Path.Combine(_directory, "77.dict.json");
+        using (var file = File.Create(path)) file.SetLength(50 * 1024 * 1024);
+        var store = new FileDictionaryStore(_directory);
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        var ex = Assert.Throws<InvalidDataException>(() => store.Get(77));
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.Contains("was not read", ex.Message);
+        Assert.True(allocated < 256 * 1024, $"allocated {allocated:N0} bytes for a 50 MB record (before: the whole file, then its base64)");
+        await Task.CompletedTask;
+    }
+
+    public static TheoryData<string> LongNames() => new()
+    {
+        "商店订单集合商店订单集合商店订单集合商店订单集合商店订单集",    // 29 Chinese characters: 261 escaped bytes
+        new string('a', 240),                                       // 240 ASCII characters
+        "db." + new string('x', 200) + ".with.many.dots.ü",
+        "bucket.scope.collection",
+    };
+
+    [Theory]
+    [MemberData(nameof(LongNames))]
+    public async Task FileStore_AnyNamespaceName_PublishesReadsAndListsWithoutOrphans(string name)
+    {
+        var (record, _) = await PublishAsync(name);
+        Assert.Equal(name, record.Namespace);
+        var store = new FileDictionaryStore(_directory);
+        Assert.Equal(record.Id, (await store.GetCurrentAsync(name))!.Id);
+        var listed = new List<DictionaryRecord>();
+        await foreach (var r in store.ListAsync(name)) listed.Add(r);
+        Assert.Equal(record.Id, Assert.Single(listed).Id);
+        await foreach (var r in store.ListAsync()) Assert.Equal(name, r.Namespace);
+
+        // Every record file is named by a version file: nothing orphaned, no temporary files left.
+        Assert.Single(Directory.GetFiles(_directory, "*.dict.json"));
+        Assert.Single(Directory.GetFiles(_directory, "*.id"));
+        Assert.Empty(Directory.GetFiles(_directory, ".tmp-*"));
+        Assert.All(Directory.GetFiles(_directory), f => Assert.True(Path.GetFileName(f).Length <= 255));
+
+        // A second version on top, and a cold client finds it.
+        var second = record with { Id = record.Id + 1, Version = 2 };
+        Assert.Equal(second.Id, (await store.PublishAsync(second)).Id);
+        await using var cold = TestEngine.Create(new FileDictionaryStore(_directory));
+        var ns = cold.GetNamespace(name);
+        await ns.RefreshAsync();
+        Assert.Equal(2, ns.CurrentDictionary!.Version);
+    }
+
+    [Fact]
+    public void FileStore_LongNamesThatShareAPrefix_GetDifferentKeys()
+    {
+        string a = new string('a', 200) + "1", b = new string('a', 200) + "2";
+        Assert.NotEqual(FileDictionaryStore.Key(a), FileDictionaryStore.Key(b));
+        Assert.True(FileDictionaryStore.Key(a).Length < 120);
+        Assert.Equal("db%2Eorders", FileDictionaryStore.Key("db.orders")); // short names keep the readable form of 0.1.0
+    }
+
+    [Fact]
+    public async Task FileStore_VersionFileCannotBeWritten_LeavesNoOrphanRecord()
+    {
+        var store = new FileDictionaryStore(_directory);
+        var record = DictionaryStoreTests.Record(5, "db.a", 1);
+        // A directory where the version file must go makes link(2) fail with an error other than "exists".
+        string key = FileDictionaryStore.Key("db.a");
+        Directory.CreateDirectory(Path.Combine(_directory, $"{key}.v1.id"));
+        await Assert.ThrowsAnyAsync<Exception>(async () => await store.PublishAsync(record));
+        Assert.Empty(Directory.GetFiles(_directory, "*.dict.json"));
+    }
+}
