@@ -34,28 +34,32 @@ internal sealed class SerializerPath : IAsyncDisposable
     public const string Namespace = "bench.collection";
 
     private readonly CompressionEngine _engine;
+    private readonly CompressionNamespace _namespace;
     private readonly CompressedDocumentSerializer<StoredDocument> _serializer;
     private readonly MemoryStream _buffer = new();
 
     private SerializerPath(CompressionEngine engine)
     {
         _engine = engine;
-        _serializer = new CompressedDocumentSerializer<StoredDocument>(engine, Namespace);
+        _namespace = engine.GetNamespace(Namespace);
+        _serializer = new CompressedDocumentSerializer<StoredDocument>(_namespace);
     }
 
     public static async Task<SerializerPath> CreateAsync(int seed)
     {
         var options = new CompressionEngineOptions { PollInterval = TimeSpan.FromHours(1) };
-        options.Defaults.Compressor.Codec = CompressionCodec.Zstd;
-        options.Defaults.Compressor.Level = 3;
+        options.Defaults.Codec = CompressionCodec.Zstd;
+        options.Defaults.Level = 3;
         options.Defaults.Dictionary.MinTrainingInterval = TimeSpan.Zero;
         var engine = new CompressionEngine(new InMemoryDictionaryStore(), options) { InlineTraining = true, Random = new Random(seed) };
-        await engine.InitializeAsync(Namespace).ConfigureAwait(false);
-        return new SerializerPath(engine);
+        var path = new SerializerPath(engine);
+        await path._namespace.RefreshAsync().ConfigureAwait(false);
+        await engine.WhenIdleAsync().ConfigureAwait(false);
+        return path;
     }
 
     /// <summary>The version of the dictionary new documents are compressed with (0: none yet).</summary>
-    public int DictionaryVersion => _engine.GetCurrentDictionary(Namespace)?.Version ?? 0;
+    public int DictionaryVersion => _namespace.CurrentDictionary?.Version ?? 0;
 
     /// <summary>The BSON document the serializer writes: <c>{_id, _z: BinData(0x80, envelope)}</c>.</summary>
     public byte[] Serialize(StoredDocument document)
