@@ -1,0 +1,84 @@
+using Compression.Dictionaries;
+using Compression.MongoDB;
+using MongoDB.Bson;
+using MongoDB.Bson.IO;
+using MongoDB.Bson.Serialization;
+using MongoDB.Bson.Serialization.Attributes;
+
+namespace Compression.StorageLoad;
+
+/// <summary>
+/// A document as the benchmark hands it to the serializer: the <c>_id</c>, then the corpus document's elements in their
+/// order. The class map writes <c>{_id, ...fields}</c>, which is the plain document; no POCO of the corpus is needed.
+/// </summary>
+public sealed class StoredDocument
+{
+    /// <summary>The document's <c>_id</c>.</summary>
+    [BsonId]
+    public BsonValue Id { get; set; } = BsonNull.Value;
+
+    /// <summary>Every other element, in order.</summary>
+    [BsonExtraElements]
+    public BsonDocument Fields { get; set; } = [];
+}
+
+/// <summary>
+/// The only place that uses <see cref="CompressionEngine"/> and <see cref="CompressedDocumentSerializer{T}"/>: what the
+/// serializer writes for one collection whose documents arrive in file order, with zstd-3 and dictionaries trained as a
+/// live collection would (bootstrap without a dictionary included). Training runs inline at the moment the engine would
+/// start it in the background, with a seeded random source, as <c>OnlineReplay</c> (and so <c>docz analyze --online</c>)
+/// does, so a run is repeatable; as there, the time-based rate limit between training runs is off.
+/// </summary>
+internal sealed class SerializerPath : IAsyncDisposable
+{
+    public const string Namespace = "bench.collection";
+
+    private readonly CompressionEngine _engine;
+    private readonly CompressionNamespace _namespace;
+    private readonly CompressedDocumentSerializer<StoredDocument> _serializer;
+    private readonly MemoryStream _buffer = new();
+
+    private SerializerPath(CompressionEngine engine)
+    {
+        _engine = engine;
+        _namespace = engine.GetNamespace(Namespace);
+        _serializer = new CompressedDocumentSerializer<StoredDocument>(_namespace);
+    }
+
+    public static async Task<SerializerPath> CreateAsync(int seed)
+    {
+        var options = new CompressionEngineOptions { PollInterval = TimeSpan.FromHours(1) };
+        options.Defaults.Codec = CompressionCodec.Zstd;
+        options.Defaults.Level = 3;
+        options.Defaults.Dictionary.MinTrainingInterval = TimeSpan.Zero;
+        var engine = new CompressionEngine(new InMemoryDictionaryStore(), options) { InlineTraining = true, Random = new Random(seed) };
+        var path = new SerializerPath(engine);
+        await path._namespace.RefreshAsync().ConfigureAwait(false);
+        await engine.WhenIdleAsync().ConfigureAwait(false);
+        return path;
+    }
+
+    /// <summary>The version of the dictionary new documents are compressed with (0: none yet).</summary>
+    public int DictionaryVersion => _namespace.CurrentDictionary?.Version ?? 0;
+
+    /// <summary>The BSON document the serializer writes: <c>{_id, _z: BinData(0x80, envelope)}</c>.</summary>
+    public byte[] Serialize(StoredDocument document)
+    {
+        _buffer.SetLength(0);
+        using (var writer = new BsonBinaryWriter(_buffer))
+        {
+            _serializer.Serialize(BsonSerializationContext.CreateRoot(writer), document);
+        }
+        return _buffer.ToArray();
+    }
+
+    /// <summary>Reads a stored document back through the serializer.</summary>
+    public StoredDocument Deserialize(byte[] stored)
+    {
+        using var stream = new MemoryStream(stored, writable: false);
+        using var reader = new BsonBinaryReader(stream);
+        return _serializer.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+    }
+
+    public ValueTask DisposeAsync() => _engine.DisposeAsync();
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Formats the measurements run.sh leaves in benchmarks/storage/out/work/<corpus>/ (standard library only).
+
+    python3 benchmarks/storage/report.py [--format markdown|json] DIR...
+
+Each DIR holds serializer.json (from StorageLoad) and plain-<compressor>.json / compressed-<compressor>.json (from
+wtload). Markdown: the ratio table (plain BSON bytes / table file bytes), the bytes, the cache bytes and the
+per-document overhead of the serializer's documents. JSON: one object per corpus per line, then one line
+{"geometricMean": {...}} with the geometric means of the ratios.
+"""
+import json
+import math
+import os
+import sys
+
+PLAIN = ["none", "snappy", "zlib", "zstd"]
+COMPRESSED = ["snappy", "zstd"]
+CACHE_COMPRESSOR = "snappy"  # cache bytes are read in the runs under MongoDB's default compressor
+
+
+def load(directory):
+    def read(name):
+        with open(os.path.join(directory, name), encoding="utf-8") as f:
+            return json.loads(f.read())
+
+    s = read("serializer.json")
+    plain = {c: read(f"plain-{c}.json") for c in PLAIN}
+    compressed = {c: read(f"compressed-{c}.json") for c in COMPRESSED}
+    for run in list(plain.values()) + list(compressed.values()):
+        if run["documents"] != s["documents"]:
+            sys.exit(f"{directory}: wtload loaded {run['documents']} documents, StorageLoad wrote {s['documents']}")
+    return {
+        "corpus": s["corpus"],
+        "documents": s["documents"],
+        "bsonBytes": s["bsonBytes"],
+        "storedBytes": s["storedBytes"],
+        "plain": {c: plain[c]["fileBytes"] for c in PLAIN},
+        "compressed": {c: compressed[c]["fileBytes"] for c in COMPRESSED},
+        "cache": {"plain": plain[CACHE_COMPRESSOR]["cacheBytes"], "compressed": compressed[CACHE_COMPRESSOR]["cacheBytes"]},
+        "cacheCompressor": CACHE_COMPRESSOR,
+        "leafPages": {"plain": {c: plain[c].get("leafPages") for c in PLAIN},
+                      "compressed": {c: compressed[c].get("leafPages") for c in COMPRESSED}},
+        "dictionaryVersions": s["dictionaryVersions"],
+        "overhead": s["overhead"],
+    }
+
+
+def ratios(r):
+    out = {f"plain {c}": r["bsonBytes"] / r["plain"][c] for c in PLAIN}
+    out.update({f"ours {c}": r["bsonBytes"] / r["compressed"][c] for c in COMPRESSED})
+    out["ours BSON"] = r["bsonBytes"] / r["storedBytes"]
+    out["cache"] = r["cache"]["compressed"] / r["cache"]["plain"]
+    return out
+
+
+def geomean(values):
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def size(n):
+    if n >= 1000:
+        return f"{n / 1000:.1f} KB" if n < 10_000 else f"{n / 1000:.0f} KB"
+    return f"{n:.0f} B"
+
+
+def markdown(results):
+    lines = []
+    cols = ["plain none", "plain snappy", "plain zlib", "plain zstd", "ours snappy", "ours zstd", "ours BSON"]
+    titles = ["plain, none", "plain, snappy", "plain, zlib", "plain, zstd-6", "ours, snappy", "ours, zstd-6",
+              "ours, BSON before storage"]
+    lines.append("Ratio = plain BSON bytes / table file bytes (after bulk load, checkpoint and close). "
+                 "\"ours\" = `{_id, _z: BinData(0x80, envelope)}` as `CompressedDocumentSerializer` writes it "
+                 "(zstd-3, dictionaries trained online, bootstrap included); \"BSON before storage\" = plain BSON bytes "
+                 "/ the serializer's BSON bytes.")
+    lines.append("")
+    lines.append("| corpus (docs, avg BSON) | " + " | ".join(titles) + " |")
+    lines.append("|---|" + "---:|" * len(cols))
+    per = [ratios(r) for r in results]
+    for r, q in zip(results, per):
+        label = f"{r['corpus']} ({r['documents']:,}, {size(r['bsonBytes'] / r['documents'])})"
+        lines.append(f"| {label} | " + " | ".join(f"{q[c]:.2f}" for c in cols) + " |")
+    if results:
+        lines.append(f"| geometric mean ({len(results)}) | "
+                     + " | ".join(f"**{geomean([q[c] for q in per]):.2f}**" for c in cols) + " |")
+    lines.append("")
+    lines.append("Bytes: plain BSON, the serializer's BSON, and the table file under each block compressor.")
+    lines.append("")
+    lines.append("| corpus | plain BSON | ours BSON | plain, none | plain, snappy | plain, zlib | plain, zstd-6 | ours, snappy | ours, zstd-6 |")
+    lines.append("|---|" + "---:|" * 8)
+    for r in results:
+        cells = [r["bsonBytes"], r["storedBytes"]] + [r["plain"][c] for c in PLAIN] + [r["compressed"][c] for c in COMPRESSED]
+        lines.append(f"| {r['corpus']} | " + " | ".join(f"{v:,}" for v in cells) + " |")
+    if all(r["leafPages"]["plain"]["none"] is not None for r in results):
+        lines.append("")
+        lines.append("Leaf pages (statistic \"btree: row-store leaf pages\"): with a block compressor WiredTiger grows the "
+                     "pre-compression page size from the compression it observes, so each compressor call sees more than "
+                     "leaf_page_max.")
+        lines.append("")
+        lines.append("| corpus | " + " | ".join(f"plain, {c}" for c in PLAIN) + " | " + " | ".join(f"ours, {c}" for c in COMPRESSED)
+                     + " | plain BSON per leaf page, snappy |")
+        lines.append("|---|" + "---:|" * (len(PLAIN) + len(COMPRESSED) + 1))
+        for r in results:
+            pages = [r["leafPages"]["plain"][c] for c in PLAIN] + [r["leafPages"]["compressed"][c] for c in COMPRESSED]
+            lines.append(f"| {r['corpus']} | " + " | ".join(f"{p:,}" for p in pages)
+                         + f" | {size(r['bsonBytes'] / r['leafPages']['plain']['snappy'])} |")
+    lines.append("")
+    lines.append(f"Cache: statistic \"cache: bytes currently in the cache\" after reading every document back in a fresh "
+                 f"connection (cache_size=1GB), tables under {CACHE_COMPRESSOR}.")
+    lines.append("")
+    lines.append("| corpus | plain | ours | ours / plain |")
+    lines.append("|---|---:|---:|---:|")
+    for r, q in zip(results, per):
+        lines.append(f"| {r['corpus']} | {r['cache']['plain']:,} | {r['cache']['compressed']:,} | {q['cache']:.2f} |")
+    if results:
+        lines.append(f"| geometric mean | | | **{geomean([q['cache'] for q in per]):.2f}** |")
+    lines.append("")
+    lines.append(overhead_table(results))
+    return "\n".join(lines)
+
+
+def overhead_table(results):
+    parts = [("wrapper", "documentLengthAndTerminator", "BSON length + terminator"),
+             ("wrapper", "idElement", "`_id` element"),
+             ("wrapper", "zElementHeader", "`_z` element header (type, name, length, subtype)"),
+             ("envelope", "magic", "envelope magic"),
+             ("envelope", "header", "envelope header byte"),
+             ("envelope", "lengthVarint", "length varint"),
+             ("envelope", "dictionaryIdVarint", "dictionary id varint"),
+             ("envelope", "checksum", "checksum (XxHash32)"),
+             ("envelope", "zstdFrameHeader", "zstd frame header"),
+             ("envelope", "zstdBlockHeaders", "zstd block headers"),
+             ("envelope", "content", "compressed content")]
+    lines = ["Per-document bytes of the serializer's documents (averages over all documents; bootstrap included):", ""]
+    lines.append("| part | " + " | ".join(r["corpus"] for r in results) + " |")
+    lines.append("|---|" + "---:|" * len(results))
+    for group, key, title in parts:
+        lines.append(f"| {title} | " + " | ".join(f"{r['overhead'][group][key] / r['documents']:.2f}" for r in results) + " |")
+
+    def per(r, f):
+        return f(r["overhead"]) / r["documents"]
+
+    wrapper = lambda o: o["wrapperBytes"]
+    envelope_overhead = lambda o: o["envelopeBytes"] - o["envelope"]["content"]
+    rows = [("**BSON wrapper**", lambda r: f"{per(r, wrapper):.2f}"),
+            ("**envelope framing** (all but content)", lambda r: f"{per(r, envelope_overhead):.2f}"),
+            ("**stored document**", lambda r: f"{per(r, lambda o: o['storedBytes']):.2f}"),
+            ("plain BSON document", lambda r: f"{per(r, lambda o: o['plainBytes']):.2f}"),
+            ("wrapper + framing, share of stored bytes",
+             lambda r: f"{(r['overhead']['wrapperBytes'] + envelope_overhead(r['overhead'])) / r['overhead']['storedBytes']:.0%}"),
+            ("documents with a dictionary", lambda r: f"{r['overhead']['withDictionary']:,} of {r['documents']:,}")]
+    for title, f in rows:
+        lines.append(f"| {title} | " + " | ".join(f(r) for r in results) + " |")
+    return "\n".join(lines)
+
+
+def main(argv):
+    fmt = "markdown"
+    dirs = []
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--format":
+            fmt = argv[i + 1]
+            i += 2
+            continue
+        dirs.append(argv[i])
+        i += 1
+    if fmt not in ("markdown", "json"):
+        sys.exit(f"unknown format {fmt}: markdown or json")
+    results = [load(d) for d in dirs]
+    if fmt == "json":
+        for r in results:
+            print(json.dumps(r))
+        per = [ratios(r) for r in results]
+        if per:
+            mean = {k: round(geomean([q[k] for q in per]), 4) for k in per[0]}
+            print(json.dumps({"geometricMean": {
+                "corpora": len(results),
+                "plain": {c: mean[f"plain {c}"] for c in PLAIN},
+                "compressed": {c: mean[f"ours {c}"] for c in COMPRESSED},
+                "serializerBson": mean["ours BSON"],
+                "cacheCompressedOverPlain": mean["cache"]}}))
+    else:
+        print(markdown(results))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
