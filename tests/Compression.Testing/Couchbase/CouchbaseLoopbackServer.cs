@@ -8,8 +8,9 @@ namespace Compression.Testing.Couchbase;
 /// <summary>
 /// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
 /// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD on the default collection. HELLO
-/// (only select-bucket is acknowledged: no collections, no flexible framing, no snappy, no JSON datatype), the error
-/// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, CCCP cluster config,
+/// (only xerror, select-bucket and JSON are acknowledged: no collections, flexible framing, snappy or durability), the error
+/// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
+/// global one before SELECT_BUCKET, as servers since 6.5 give it, and the CCCP bucket config after),
 /// GET, SET, ADD, REPLACE and DELETE with CAS, NOOP. Any other command is answered 0x81 (unknown command) and recorded
 /// in <see cref="UnknownCommands"/> and the log. Expiry is stored but never enforced; there is no durability,
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
@@ -42,8 +43,10 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     private CancellationTokenSource? _running;
     private Task? _acceptLoop;
     private TaskCompletionSource _replyGate = NewOpenGate();
+    private TaskCompletionSource _changed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private volatile bool _refuseConnections;
     private byte[] _clusterConfig = [];
+    private byte[] _globalConfig = [];
 
     private CouchbaseLoopbackServer(CouchbaseLoopbackServerOptions options)
     {
@@ -167,6 +170,25 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     /// <summary>How many times an opcode was received.</summary>
     public long CommandCount(byte opcode) => _commandCounts.TryGetValue(opcode, out long count) ? count : 0;
 
+    /// <summary>
+    /// Completes when <paramref name="condition"/> holds; it is checked now and again after every event of the server
+    /// (connection accepted, refused or closed, command answered), so tests wait on events rather than on the clock.
+    /// </summary>
+    public async Task WaitUntilAsync(Func<CouchbaseLoopbackServer, bool> condition, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(condition);
+        while (true)
+        {
+            Task changed = Volatile.Read(ref _changed).Task;
+            if (condition(this))
+            {
+                return;
+            }
+
+            await changed.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
     /// <summary>A stored document, as the client last wrote it.</summary>
     public bool TryGetDocument(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out KvDocument? document)
     {
@@ -223,6 +245,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             listener.Start(backlog: 128);
             Port = ((IPEndPoint)listener.LocalEndpoint).Port;
             _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _options.ManagementPort);
+            _globalConfig = KvBucketConfig.BuildGlobal(Port, _options.ManagementPort);
             _listener = listener;
             _running = new CancellationTokenSource();
             _acceptLoop = AcceptLoopAsync(listener, _running.Token);
@@ -296,6 +319,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 Interlocked.Increment(ref _connectionsRefused);
                 socket.LingerState = new LingerOption(true, 0); // RST, as a refusing or crashed node would look
                 socket.Dispose();
+                Signal();
                 continue;
             }
 
@@ -305,12 +329,15 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             var connection = new Connection(this, id, socket);
             _connections[id] = connection;
             connection.Start(cancellationToken);
+            Signal();
         }
     }
 
     private void Log(string message) => _options.Log?.Invoke($"[couchbase-loopback :{Port}] {message}");
 
     private ulong NextCas() => ++_lastCas; // under _documentsLock
+
+    private void Signal() => Interlocked.Exchange(ref _changed, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
 
     private void Record(byte opcode, ushort status, long connectionId)
     {
@@ -319,6 +346,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         {
             _commands.Enqueue(new KvCommand(opcode, KvProtocol.OpcodeName(opcode), status, connectionId));
         }
+
+        Signal();
     }
 
     /// <summary>One client connection: reads requests in order, answers each in order.</summary>
@@ -408,6 +437,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 server._connections.TryRemove(id, out _);
                 _aborted.Dispose();
                 server.Log($"connection {id} closed");
+                server.Signal();
             }
         }
 
@@ -447,9 +477,10 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.SaslStep => SaslStep(request, key, value.Span),
                 KvProtocol.Opcodes.Noop => Reply(request, KvProtocol.Status.Success),
                 KvProtocol.Opcodes.SelectBucket => SelectBucket(request, key),
-                KvProtocol.Opcodes.GetClusterConfig or KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add
-                    or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete when NotReady(request) is { } refused => refused,
-                KvProtocol.Opcodes.GetClusterConfig => Reply(request, KvProtocol.Status.Success, value: server._clusterConfig),
+                KvProtocol.Opcodes.GetClusterConfig when !_authenticated => Error(request, KvProtocol.Status.AccessDenied, "Not authenticated"),
+                KvProtocol.Opcodes.GetClusterConfig => Reply(request, KvProtocol.Status.Success, value: _bucket is null ? server._globalConfig : server._clusterConfig),
+                KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
+                    when NotReady(request) is { } refused => refused,
                 KvProtocol.Opcodes.Get => Get(request, key),
                 KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, extras, value),
                 KvProtocol.Opcodes.Delete => Delete(request, key),
@@ -468,11 +499,15 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
         private byte[] Hello(KvProtocol.RequestHeader request, ReadOnlySpan<byte> requested)
         {
+            // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON. Not
+            // collections, flexible framing, durability, snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
+            // every reply body of 5 bytes or more as flags and expiry extras, so a HELLO reply of one or two features
+            // fails there with "buffer must be at least 4 bytes"; a real node always acknowledges more than that.)
             var acknowledged = new List<ushort>();
             for (int i = 0; i + 1 < requested.Length; i += 2)
             {
                 ushort feature = (ushort)((requested[i] << 8) | requested[i + 1]);
-                if (feature == KvProtocol.Features.SelectBucket && !acknowledged.Contains(feature))
+                if (KvProtocol.Features.Supported.Contains(feature) && !acknowledged.Contains(feature))
                 {
                     acknowledged.Add(feature);
                 }
@@ -560,8 +595,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 return Error(request, KvProtocol.Status.AccessDenied, "Not authenticated");
             }
 
-            // Before SELECT_BUCKET a real node answers "no bucket" (0x08); for GET_CLUSTER_CONFIG that tells the SDK
-            // there is no global (GCCCP) config, and it bootstraps per bucket instead.
+            // Before SELECT_BUCKET a real node answers "no bucket" (0x08) to key-value commands.
             return _bucket is null ? Reply(request, KvProtocol.Status.NoBucket) : null;
         }
 

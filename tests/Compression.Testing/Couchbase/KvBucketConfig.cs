@@ -2,10 +2,28 @@ using System.Text.Json;
 
 namespace Compression.Testing.Couchbase;
 
-/// <summary>The CCCP bucket config GET_CLUSTER_CONFIG returns once a bucket is selected: one node holding all 1024 vBuckets.</summary>
+/// <summary>
+/// The configs GET_CLUSTER_CONFIG returns: before SELECT_BUCKET the global (GCCCP) config, nodes only, as Couchbase
+/// Server 6.5 and later do; after it the CCCP bucket config, one node holding all 1024 vBuckets.
+/// </summary>
 internal static class KvBucketConfig
 {
     public const int VBucketCount = 1024;
+
+    public static byte[] BuildGlobal(int kvPort, int? managementPort)
+    {
+        using var buffer = new MemoryStream();
+        using (var json = new Utf8JsonWriter(buffer))
+        {
+            json.WriteStartObject();
+            json.WriteNumber("rev", 1);
+            json.WriteNumber("revEpoch", 1);
+            WriteNodesExt(json, kvPort, managementPort);
+            json.WriteEndObject();
+        }
+
+        return buffer.ToArray();
+    }
 
     public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort)
     {
@@ -27,20 +45,18 @@ internal static class KvBucketConfig
             }
 
             json.WriteEndArray();
-            json.WriteStartArray("nodesExt");
+            // The legacy "nodes" list too: SDK 3.9.5 pairs it with nodesExt and, for a bucket config, treats a node
+            // missing from it as not serving KV yet (kv port 0), so bucket bootstrap would find no node for the endpoint.
+            json.WriteStartArray("nodes");
             json.WriteStartObject();
-            json.WriteStartObject("services");
-            json.WriteNumber("kv", kvPort);
-            if (managementPort is int mgmt)
-            {
-                json.WriteNumber("mgmt", mgmt);
-            }
-
+            json.WriteString("couchApiBase", $"http://127.0.0.1:8092/{Uri.EscapeDataString(bucket)}%2B{uuid}");
+            json.WriteString("hostname", $"127.0.0.1:{managementPort ?? 8091}");
+            json.WriteStartObject("ports");
+            json.WriteNumber("direct", kvPort);
             json.WriteEndObject();
-            json.WriteBoolean("thisNode", true);
-            json.WriteString("hostname", "127.0.0.1");
             json.WriteEndObject();
             json.WriteEndArray();
+            WriteNodesExt(json, kvPort, managementPort);
             json.WriteStartObject("vBucketServerMap");
             json.WriteString("hashAlgorithm", "CRC");
             json.WriteNumber("numReplicas", 0);
@@ -61,5 +77,23 @@ internal static class KvBucketConfig
         }
 
         return buffer.ToArray();
+    }
+
+    private static void WriteNodesExt(Utf8JsonWriter json, int kvPort, int? managementPort)
+    {
+        json.WriteStartArray("nodesExt");
+        json.WriteStartObject();
+        json.WriteStartObject("services");
+        json.WriteNumber("kv", kvPort);
+        if (managementPort is int mgmt)
+        {
+            json.WriteNumber("mgmt", mgmt);
+        }
+
+        json.WriteEndObject();
+        json.WriteBoolean("thisNode", true);
+        json.WriteString("hostname", "127.0.0.1");
+        json.WriteEndObject();
+        json.WriteEndArray();
     }
 }

@@ -52,7 +52,17 @@ public static class KvProtocol
     /// <summary>HELLO feature codes this server can acknowledge.</summary>
     public static class Features
     {
+        /// <summary>XERROR: the server may answer statuses described by its error map (GET_ERROR_MAP).</summary>
+        public const ushort XError = 0x07;
+
+        /// <summary>SELECT_BUCKET.</summary>
         public const ushort SelectBucket = 0x08;
+
+        /// <summary>JSON datatype: the client may set datatype bit 0x01; the server stores and returns it (not validated here).</summary>
+        public const ushort Json = 0x0b;
+
+        /// <summary>The features this server acknowledges when asked, in no particular order.</summary>
+        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json];
     }
 
     /// <summary>The memcached/KV engine name of an opcode, or its hex value when it has none here.</summary>
