@@ -28,6 +28,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     private readonly ConcurrentQueue<KvUnknownCommand> _unknownCommands = new();
     private readonly ConcurrentDictionary<byte, long> _commandCounts = new();
     private readonly ConcurrentQueue<string> _protocolErrors = new();
+    private readonly ConcurrentQueue<string> _authentications = new();
     private readonly byte[] _salt = RandomNumberGenerator.GetBytes(16);
     private readonly string _bucketUuid = Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(16));
     private readonly Lock _lifecycleLock = new();
@@ -114,6 +115,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
     /// <summary>SASL exchanges that failed (wrong password, unknown user, unknown mechanism, malformed message).</summary>
     public long AuthenticationFailures => Interlocked.Read(ref _authenticationFailures);
+
+    /// <summary>The SASL mechanism of every successful authentication, in order.</summary>
+    public IReadOnlyList<string> Authentications => [.. _authentications];
 
     /// <summary>The first commands received (up to <see cref="CouchbaseLoopbackServerOptions.CommandLogCapacity"/>), in arrival order.</summary>
     public IReadOnlyList<KvCommand> Commands => [.. _commands];
@@ -559,6 +563,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             }
 
             _authenticated = true;
+            server._authentications.Enqueue(mechanism);
             server.Log($"connection {id} authenticated with {mechanism}");
             return Reply(request, KvProtocol.Status.Success, value: System.Text.Encoding.UTF8.GetBytes(serverFinal));
         }
