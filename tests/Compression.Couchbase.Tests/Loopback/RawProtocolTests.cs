@@ -1,0 +1,215 @@
+using System.Buffers.Binary;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+using System.Text;
+using Compression.Testing.Couchbase;
+using Xunit;
+
+namespace Compression.Couchbase.Tests.Loopback;
+
+/// <summary>
+/// The loopback server at the byte level, for what the SDK never exercises: SCRAM-SHA1 (the SDK on .NET 8+ only
+/// offers SHA-256/512), the server signature, commands before authentication, and a flexible-framing request that
+/// HELLO never allowed.
+/// </summary>
+public sealed class RawProtocolTests
+{
+    [Theory]
+    [InlineData("SCRAM-SHA1")]
+    [InlineData("SCRAM-SHA256")]
+    [InlineData("SCRAM-SHA512")]
+    public async Task Scram_exchange_checks_the_proof_and_returns_a_server_signature_the_client_can_verify(string mechanism)
+    {
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
+        using var client = await RawClient.ConnectAsync(server.Port);
+
+        (ushort status, byte[] value) = await client.CallAsync(KvProtocol.Opcodes.SaslListMechs);
+        Assert.Equal(0, status);
+        Assert.Contains(mechanism, Encoding.UTF8.GetString(value).Split(' '));
+
+        Assert.True(await client.AuthenticateAsync(mechanism, server.Username, server.Password));
+        (status, _) = await client.CallAsync(KvProtocol.Opcodes.SelectBucket, key: server.BucketName);
+        Assert.Equal(0, status);
+        Assert.Equal([mechanism], server.Authentications);
+    }
+
+    [Fact]
+    public async Task A_wrong_password_is_answered_auth_error_and_the_connection_stays_unauthenticated()
+    {
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
+        using var client = await RawClient.ConnectAsync(server.Port);
+
+        Assert.False(await client.AuthenticateAsync("SCRAM-SHA256", server.Username, "wrong"));
+        (ushort status, _) = await client.CallAsync(KvProtocol.Opcodes.SelectBucket, key: server.BucketName);
+
+        Assert.Equal(KvProtocol.Status.AccessDenied, status);
+        Assert.Equal(1, server.AuthenticationFailures);
+    }
+
+    [Fact]
+    public async Task Key_value_commands_need_authentication_then_a_bucket()
+    {
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
+        using var client = await RawClient.ConnectAsync(server.Port);
+
+        Assert.Equal(KvProtocol.Status.AccessDenied, (await client.CallAsync(KvProtocol.Opcodes.Get, key: "k")).Status);
+        Assert.True(await client.AuthenticateAsync("SCRAM-SHA512", server.Username, server.Password));
+        Assert.Equal(KvProtocol.Status.NoBucket, (await client.CallAsync(KvProtocol.Opcodes.Get, key: "k")).Status);
+        (ushort status, byte[] global) = await client.CallAsync(KvProtocol.Opcodes.GetClusterConfig);
+        Assert.Equal(0, status);
+        Assert.DoesNotContain("vBucketServerMap", Encoding.UTF8.GetString(global), StringComparison.Ordinal);
+
+        await client.CallAsync(KvProtocol.Opcodes.SelectBucket, key: server.BucketName);
+        Assert.Equal(KvProtocol.Status.KeyNotFound, (await client.CallAsync(KvProtocol.Opcodes.Get, key: "k")).Status);
+        (status, byte[] bucket) = await client.CallAsync(KvProtocol.Opcodes.GetClusterConfig);
+        Assert.Equal(0, status);
+        Assert.Contains($"\"serverList\":[\"127.0.0.1:{server.Port}\"]", Encoding.UTF8.GetString(bucket), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Hello_acknowledges_only_implemented_features_in_the_order_asked()
+    {
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
+        using var client = await RawClient.ConnectAsync(server.Port);
+        ushort[] asked = [0x0b, 0x12, 0x08, 0x10, 0x0a, 0x07];
+        var body = new byte[asked.Length * 2];
+        for (int i = 0; i < asked.Length; i++)
+        {
+            BinaryPrimitives.WriteUInt16BigEndian(body.AsSpan(2 * i), asked[i]);
+        }
+
+        (ushort status, byte[] value) = await client.CallAsync(KvProtocol.Opcodes.Hello, key: "agent", value: body);
+
+        Assert.Equal(0, status);
+        ushort[] acknowledged = [.. Enumerable.Range(0, value.Length / 2).Select(i => BinaryPrimitives.ReadUInt16BigEndian(value.AsSpan(2 * i)))];
+        Assert.Equal(new ushort[] { 0x0b, 0x08, 0x07 }, acknowledged);
+    }
+
+    [Fact]
+    public async Task An_unknown_command_is_answered_0x81_and_recorded_and_a_flexible_framing_request_closes_the_connection()
+    {
+        var log = new List<string>();
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { Log = line => { lock (log) { log.Add(line); } } });
+        using var client = await RawClient.ConnectAsync(server.Port);
+
+        (ushort status, byte[] message) = await client.CallAsync(0x05, key: "counter"); // INCREMENT
+        Assert.Equal(KvProtocol.Status.UnknownCommand, status);
+        Assert.Contains("INCREMENT", Encoding.UTF8.GetString(message), StringComparison.Ordinal);
+        Assert.Equal(("INCREMENT", "counter"), (Assert.Single(server.UnknownCommands).Name, server.UnknownCommands[0].Key));
+        lock (log)
+        {
+            Assert.Contains(log, line => line.Contains("UNKNOWN COMMAND INCREMENT", StringComparison.Ordinal));
+        }
+
+        await client.SendAsync(KvProtocol.FlexibleRequestMagic, KvProtocol.Opcodes.Noop, [], [], []);
+        Assert.Equal(0, await client.ReadToEndAsync());
+        Assert.Contains("magic 0x08", Assert.Single(server.ProtocolErrors), StringComparison.Ordinal);
+    }
+
+    /// <summary>A minimal memcached binary protocol client with a SCRAM client side written from RFC 5802.</summary>
+    private sealed class RawClient : IDisposable
+    {
+        private readonly TcpClient _tcp;
+        private readonly NetworkStream _stream;
+        private uint _opaque;
+
+        private RawClient(TcpClient tcp)
+        {
+            _tcp = tcp;
+            _stream = tcp.GetStream();
+        }
+
+        public static async Task<RawClient> ConnectAsync(int port)
+        {
+            var tcp = new TcpClient();
+            await tcp.ConnectAsync("127.0.0.1", port);
+            return new RawClient(tcp);
+        }
+
+        public async Task<bool> AuthenticateAsync(string mechanism, string user, string password)
+        {
+            string clientNonce = Convert.ToBase64String(RandomNumberGenerator.GetBytes(18));
+            string clientFirstBare = $"n={user},r={clientNonce}";
+            (ushort status, byte[] first) = await CallAsync(KvProtocol.Opcodes.SaslAuth, key: mechanism, value: Encoding.UTF8.GetBytes("n,," + clientFirstBare));
+            Assert.Equal(KvProtocol.Status.AuthContinue, status);
+            string serverFirst = Encoding.UTF8.GetString(first);
+            Dictionary<char, string> attributes = serverFirst.Split(',').ToDictionary(a => a[0], a => a[2..]);
+            Assert.StartsWith(clientNonce, attributes['r'], StringComparison.Ordinal);
+
+            (HashAlgorithmName hash, int length) = mechanism switch
+            {
+                "SCRAM-SHA512" => (HashAlgorithmName.SHA512, 64),
+                "SCRAM-SHA256" => (HashAlgorithmName.SHA256, 32),
+                _ => (HashAlgorithmName.SHA1, 20),
+            };
+            byte[] salted = Rfc2898DeriveBytes.Pbkdf2(Encoding.UTF8.GetBytes(password), Convert.FromBase64String(attributes['s']), int.Parse(attributes['i'], System.Globalization.CultureInfo.InvariantCulture), hash, length);
+            string withoutProof = $"c=biws,r={attributes['r']}";
+            string authMessage = $"{clientFirstBare},{serverFirst},{withoutProof}";
+            byte[] clientKey = Hmac(hash, salted, "Client Key");
+            byte[] signature = Hmac(hash, Digest(hash, clientKey), authMessage);
+            byte[] proof = [.. clientKey.Zip(signature, (a, b) => (byte)(a ^ b))];
+            (status, byte[] final) = await CallAsync(KvProtocol.Opcodes.SaslStep, key: mechanism, value: Encoding.UTF8.GetBytes($"{withoutProof},p={Convert.ToBase64String(proof)}"));
+            if (status != 0)
+            {
+                Assert.Equal(KvProtocol.Status.AuthError, status);
+                return false;
+            }
+
+            string expected = "v=" + Convert.ToBase64String(Hmac(hash, Hmac(hash, salted, "Server Key"), authMessage));
+            Assert.Equal(expected, Encoding.UTF8.GetString(final));
+            return true;
+        }
+
+        public async Task<(ushort Status, byte[] Value)> CallAsync(byte opcode, string key = "", byte[]? value = null)
+        {
+            uint opaque = await SendAsync(KvProtocol.RequestMagic, opcode, [], Encoding.UTF8.GetBytes(key), value ?? []);
+            var header = new byte[KvProtocol.HeaderLength];
+            await _stream.ReadExactlyAsync(header);
+            Assert.Equal(KvProtocol.ResponseMagic, header[0]);
+            Assert.Equal(opcode, header[1]);
+            Assert.Equal(opaque, BinaryPrimitives.ReadUInt32BigEndian(header.AsSpan(12)));
+            var body = new byte[BinaryPrimitives.ReadUInt32BigEndian(header.AsSpan(8))];
+            await _stream.ReadExactlyAsync(body);
+            int skip = header[4] + BinaryPrimitives.ReadUInt16BigEndian(header.AsSpan(2));
+            return (BinaryPrimitives.ReadUInt16BigEndian(header.AsSpan(6)), body[skip..]);
+        }
+
+        public async Task<uint> SendAsync(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value)
+        {
+            uint opaque = ++_opaque;
+            var request = new byte[KvProtocol.HeaderLength + extras.Length + key.Length + value.Length];
+            request[0] = magic;
+            request[1] = opcode;
+            BinaryPrimitives.WriteUInt16BigEndian(request.AsSpan(2), (ushort)key.Length);
+            request[4] = (byte)extras.Length;
+            BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(8), (uint)(extras.Length + key.Length + value.Length));
+            BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(12), opaque);
+            extras.CopyTo(request, KvProtocol.HeaderLength);
+            key.CopyTo(request, KvProtocol.HeaderLength + extras.Length);
+            value.CopyTo(request, KvProtocol.HeaderLength + extras.Length + key.Length);
+            await _stream.WriteAsync(request);
+            return opaque;
+        }
+
+        /// <summary>Reads until the server closes the connection; returns the bytes read.</summary>
+        public async Task<int> ReadToEndAsync()
+        {
+            var buffer = new byte[256];
+            int total = 0;
+            int read;
+            while ((read = await _stream.ReadAsync(buffer)) > 0)
+            {
+                total += read;
+            }
+
+            return total;
+        }
+
+        public void Dispose() => _tcp.Dispose();
+
+        private static byte[] Hmac(HashAlgorithmName hash, byte[] key, string data)
+            => CryptographicOperations.HmacData(hash, key, Encoding.UTF8.GetBytes(data));
+
+        private static byte[] Digest(HashAlgorithmName hash, byte[] data) => CryptographicOperations.HashData(hash, data);
+    }
+}

@@ -1,0 +1,681 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Sockets;
+using System.Security.Cryptography;
+
+namespace Compression.Testing.Couchbase;
+
+/// <summary>
+/// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
+/// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD on the default collection. HELLO
+/// (only xerror, select-bucket and JSON are acknowledged: no collections, flexible framing, snappy or durability), the error
+/// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
+/// global one before SELECT_BUCKET, as servers since 6.5 give it, and the CCCP bucket config after),
+/// GET, SET, ADD, REPLACE and DELETE with CAS, NOOP. Any other command is answered 0x81 (unknown command) and recorded
+/// in <see cref="UnknownCommands"/> and the log. Expiry is stored but never enforced; there is no durability,
+/// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
+/// <see cref="StopAsync"/>/<see cref="StartAsync()"/>.
+/// </summary>
+public sealed class CouchbaseLoopbackServer : IAsyncDisposable
+{
+    private const int MaxBodyLength = 32 * 1024 * 1024;
+
+    private readonly CouchbaseLoopbackServerOptions _options;
+    private readonly Dictionary<string, KvDocument> _documents = new(StringComparer.Ordinal);
+    private readonly Lock _documentsLock = new();
+    private readonly ConcurrentDictionary<long, Connection> _connections = new();
+    private readonly ConcurrentQueue<KvCommand> _commands = new();
+    private readonly ConcurrentQueue<KvUnknownCommand> _unknownCommands = new();
+    private readonly ConcurrentDictionary<byte, long> _commandCounts = new();
+    private readonly ConcurrentQueue<string> _protocolErrors = new();
+    private readonly ConcurrentQueue<string> _authentications = new();
+    private readonly byte[] _salt = RandomNumberGenerator.GetBytes(16);
+    private readonly string _bucketUuid = Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(16));
+    private readonly Lock _lifecycleLock = new();
+    private ulong _lastCas = (ulong)DateTimeOffset.UtcNow.ToUnixTimeMilliseconds() << 16;
+    private long _nextConnectionId;
+    private long _bytesReceived;
+    private long _bytesSent;
+    private long _connectionsAccepted;
+    private long _connectionsRefused;
+    private long _authenticationFailures;
+    private int _commandsLogged;
+    private TcpListener? _listener;
+    private CancellationTokenSource? _running;
+    private Task? _acceptLoop;
+    private TaskCompletionSource _replyGate = NewOpenGate();
+    private TaskCompletionSource _changed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private volatile bool _refuseConnections;
+    private byte[] _clusterConfig = [];
+    private byte[] _globalConfig = [];
+
+    private CouchbaseLoopbackServer(CouchbaseLoopbackServerOptions options)
+    {
+        foreach (string mechanism in options.SaslMechanisms)
+        {
+            if (!ScramServer.Mechanisms.Contains(mechanism))
+            {
+                throw new ArgumentException($"SASL mechanism {mechanism} is not implemented; use {string.Join(", ", ScramServer.Mechanisms)}.", nameof(options));
+            }
+        }
+
+        _options = options;
+        Port = options.Port;
+    }
+
+    /// <summary>Starts a server on 127.0.0.1 (a free port unless <see cref="CouchbaseLoopbackServerOptions.Port"/> is set).</summary>
+    public static async Task<CouchbaseLoopbackServer> StartAsync(CouchbaseLoopbackServerOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        var server = new CouchbaseLoopbackServer(options ?? new CouchbaseLoopbackServerOptions());
+        await server.StartAsync(cancellationToken).ConfigureAwait(false);
+        return server;
+    }
+
+    /// <summary>The KV port (fixed at the first start, reused by later starts).</summary>
+    public int Port { get; private set; }
+
+    /// <summary><c>couchbase://127.0.0.1:PORT</c>: an explicit port, so the SDK does no DNS SRV lookup and goes straight to KV.</summary>
+    public string ConnectionString => $"couchbase://127.0.0.1:{Port}";
+
+    /// <summary>The user SASL accepts.</summary>
+    public string Username => _options.Username;
+
+    /// <summary>That user's password.</summary>
+    public string Password => _options.Password;
+
+    /// <summary>The bucket this server serves.</summary>
+    public string BucketName => _options.BucketName;
+
+    /// <summary>Whether the listener is up.</summary>
+    public bool IsRunning
+    {
+        get
+        {
+            lock (_lifecycleLock)
+            {
+                return _listener is not null;
+            }
+        }
+    }
+
+    /// <summary>Bytes read from clients since the server was created (restarts included).</summary>
+    public long BytesReceived => Interlocked.Read(ref _bytesReceived);
+
+    /// <summary>Bytes written to clients since the server was created (restarts included).</summary>
+    public long BytesSent => Interlocked.Read(ref _bytesSent);
+
+    /// <summary>Connections accepted and served (refused ones not included).</summary>
+    public long ConnectionsAccepted => Interlocked.Read(ref _connectionsAccepted);
+
+    /// <summary>Connections reset at once because <see cref="RefuseConnections"/> was on.</summary>
+    public long ConnectionsRefused => Interlocked.Read(ref _connectionsRefused);
+
+    /// <summary>Connections open now.</summary>
+    public int OpenConnections => _connections.Count;
+
+    /// <summary>SASL exchanges that failed (wrong password, unknown user, unknown mechanism, malformed message).</summary>
+    public long AuthenticationFailures => Interlocked.Read(ref _authenticationFailures);
+
+    /// <summary>The SASL mechanism of every successful authentication, in order.</summary>
+    public IReadOnlyList<string> Authentications => [.. _authentications];
+
+    /// <summary>The first commands received (up to <see cref="CouchbaseLoopbackServerOptions.CommandLogCapacity"/>), in arrival order.</summary>
+    public IReadOnlyList<KvCommand> Commands => [.. _commands];
+
+    /// <summary>Every command answered 0x81 because this server does not implement it.</summary>
+    public IReadOnlyList<KvUnknownCommand> UnknownCommands => [.. _unknownCommands];
+
+    /// <summary>Framing errors that made the server close a connection (bad magic, oversized body).</summary>
+    public IReadOnlyList<string> ProtocolErrors => [.. _protocolErrors];
+
+    /// <summary>Number of documents stored.</summary>
+    public int DocumentCount
+    {
+        get
+        {
+            lock (_documentsLock)
+            {
+                return _documents.Count;
+            }
+        }
+    }
+
+    /// <summary>When on, accepted connections are reset at once (the listener stays up).</summary>
+    public bool RefuseConnections
+    {
+        get => _refuseConnections;
+        set => _refuseConnections = value;
+    }
+
+    /// <summary>
+    /// When on, requests are still read and executed but no reply is written until it is turned off again (then the
+    /// held replies go out in order, unless the connection was dropped meanwhile).
+    /// </summary>
+    public bool StallReplies
+    {
+        get => !Volatile.Read(ref _replyGate).Task.IsCompleted;
+        set
+        {
+            if (value)
+            {
+                TaskCompletionSource current = Volatile.Read(ref _replyGate);
+                if (current.Task.IsCompleted)
+                {
+                    Interlocked.CompareExchange(ref _replyGate, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously), current);
+                }
+            }
+            else
+            {
+                Volatile.Read(ref _replyGate).TrySetResult();
+            }
+        }
+    }
+
+    /// <summary>How many times an opcode was received.</summary>
+    public long CommandCount(byte opcode) => _commandCounts.TryGetValue(opcode, out long count) ? count : 0;
+
+    /// <summary>
+    /// Completes when <paramref name="condition"/> holds; it is checked now and again after every event of the server
+    /// (connection accepted, refused or closed, command answered), so tests wait on events rather than on the clock.
+    /// </summary>
+    public async Task WaitUntilAsync(Func<CouchbaseLoopbackServer, bool> condition, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(condition);
+        while (true)
+        {
+            Task changed = Volatile.Read(ref _changed).Task;
+            if (condition(this))
+            {
+                return;
+            }
+
+            await changed.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>A stored document, as the client last wrote it.</summary>
+    public bool TryGetDocument(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out KvDocument? document)
+    {
+        lock (_documentsLock)
+        {
+            return _documents.TryGetValue(key, out document);
+        }
+    }
+
+    /// <summary>Stores a document directly (as if a client had written it), for arranging legacy data; returns its CAS.</summary>
+    public ulong PutDocument(string key, ReadOnlyMemory<byte> value, uint flags, byte dataType = 0)
+    {
+        lock (_documentsLock)
+        {
+            ulong cas = NextCas();
+            _documents[key] = new KvDocument(key, value.ToArray(), flags, dataType, cas, 0);
+            return cas;
+        }
+    }
+
+    /// <summary>Removes every document.</summary>
+    public void ClearDocuments()
+    {
+        lock (_documentsLock)
+        {
+            _documents.Clear();
+        }
+    }
+
+    /// <summary>Closes every open connection at once (the listener stays up; clients reconnect).</summary>
+    public void DropAllConnections()
+    {
+        foreach (Connection connection in _connections.Values)
+        {
+            connection.Abort();
+        }
+    }
+
+    /// <summary>Starts listening again on the same port after <see cref="StopAsync"/>; stored documents are kept.</summary>
+    public Task StartAsync() => StartAsync(CancellationToken.None);
+
+    private Task StartAsync(CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        lock (_lifecycleLock)
+        {
+            if (_listener is not null)
+            {
+                throw new InvalidOperationException("The server is already running.");
+            }
+
+            var listener = new TcpListener(IPAddress.Loopback, Port);
+            listener.Server.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+            listener.Start(backlog: 128);
+            Port = ((IPEndPoint)listener.LocalEndpoint).Port;
+            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _options.ManagementPort);
+            _globalConfig = KvBucketConfig.BuildGlobal(Port, _options.ManagementPort);
+            _listener = listener;
+            _running = new CancellationTokenSource();
+            _acceptLoop = AcceptLoopAsync(listener, _running.Token);
+        }
+
+        Log($"listening on {ConnectionString} (bucket {BucketName}; KV test double)");
+        return Task.CompletedTask;
+    }
+
+    /// <summary>Stops listening and closes every connection; stored documents are kept for a later <see cref="StartAsync()"/>.</summary>
+    public async Task StopAsync()
+    {
+        TcpListener? listener;
+        CancellationTokenSource? running;
+        Task? acceptLoop;
+        lock (_lifecycleLock)
+        {
+            listener = _listener;
+            running = _running;
+            acceptLoop = _acceptLoop;
+            _listener = null;
+            _running = null;
+            _acceptLoop = null;
+        }
+
+        if (listener is null)
+        {
+            return;
+        }
+
+        await running!.CancelAsync().ConfigureAwait(false);
+        listener.Stop();
+        DropAllConnections();
+        await acceptLoop!.ConfigureAwait(false);
+        Task[] serving = [.. _connections.Values.Select(c => c.Completion)];
+        await Task.WhenAll(serving).ConfigureAwait(false);
+        running.Dispose();
+        Log("stopped");
+    }
+
+    /// <inheritdoc />
+    public async ValueTask DisposeAsync()
+    {
+        StallReplies = false;
+        await StopAsync().ConfigureAwait(false);
+    }
+
+    private static TaskCompletionSource NewOpenGate()
+    {
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        gate.SetResult();
+        return gate;
+    }
+
+    private async Task AcceptLoopAsync(TcpListener listener, CancellationToken cancellationToken)
+    {
+        while (!cancellationToken.IsCancellationRequested)
+        {
+            Socket socket;
+            try
+            {
+                socket = await listener.AcceptSocketAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
+            {
+                return;
+            }
+
+            if (_refuseConnections)
+            {
+                Interlocked.Increment(ref _connectionsRefused);
+                socket.LingerState = new LingerOption(true, 0); // RST, as a refusing or crashed node would look
+                socket.Dispose();
+                Signal();
+                continue;
+            }
+
+            socket.NoDelay = true;
+            long id = Interlocked.Increment(ref _nextConnectionId);
+            Interlocked.Increment(ref _connectionsAccepted);
+            var connection = new Connection(this, id, socket);
+            _connections[id] = connection;
+            connection.Start(cancellationToken);
+            Signal();
+        }
+    }
+
+    private void Log(string message) => _options.Log?.Invoke($"[couchbase-loopback :{Port}] {message}");
+
+    private ulong NextCas() => ++_lastCas; // under _documentsLock
+
+    private void Signal() => Interlocked.Exchange(ref _changed, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
+
+    private void Record(byte opcode, ushort status, long connectionId)
+    {
+        _commandCounts.AddOrUpdate(opcode, 1, static (_, count) => count + 1);
+        if (Interlocked.Increment(ref _commandsLogged) <= _options.CommandLogCapacity)
+        {
+            _commands.Enqueue(new KvCommand(opcode, KvProtocol.OpcodeName(opcode), status, connectionId));
+        }
+
+        Signal();
+    }
+
+    /// <summary>One client connection: reads requests in order, answers each in order.</summary>
+    private sealed class Connection(CouchbaseLoopbackServer server, long id, Socket socket)
+    {
+        private readonly CancellationTokenSource _aborted = new();
+        private bool _authenticated;
+        private string? _bucket;
+        private ScramServer? _scram;
+
+        public Task Completion { get; private set; } = Task.CompletedTask;
+
+        public void Start(CancellationToken serverStopping)
+        {
+            Completion = Task.Run(() => RunAsync(serverStopping), CancellationToken.None);
+        }
+
+        public void Abort()
+        {
+            try
+            {
+                _aborted.Cancel();
+                socket.Shutdown(SocketShutdown.Both);
+            }
+            catch (Exception e) when (e is ObjectDisposedException or SocketException)
+            {
+                // already closed
+            }
+        }
+
+        private async Task RunAsync(CancellationToken serverStopping)
+        {
+            using var linked = CancellationTokenSource.CreateLinkedTokenSource(serverStopping, _aborted.Token);
+            CancellationToken token = linked.Token;
+            server.Log($"connection {id} opened from {socket.RemoteEndPoint}");
+            var header = new byte[KvProtocol.HeaderLength];
+            try
+            {
+                using var stream = new NetworkStream(socket, ownsSocket: true);
+                while (!token.IsCancellationRequested)
+                {
+                    if (!await ReadExactlyAsync(stream, header, token).ConfigureAwait(false))
+                    {
+                        break;
+                    }
+
+                    if (!KvProtocol.TryReadRequestHeader(header, out KvProtocol.RequestHeader request) || request.TotalBodyLength > MaxBodyLength)
+                    {
+                        string error = $"connection {id}: bad request header (magic 0x{header[0]:x2}, opcode 0x{header[1]:x2}); connection closed";
+                        server._protocolErrors.Enqueue(error);
+                        server.Log(error);
+                        break;
+                    }
+
+                    var body = new byte[request.TotalBodyLength];
+                    if (!await ReadExactlyAsync(stream, body, token).ConfigureAwait(false))
+                    {
+                        break;
+                    }
+
+                    if (request.Magic == KvProtocol.FlexibleRequestMagic)
+                    {
+                        // Never negotiated (HELLO does not acknowledge 0x10): a real server rejects it too.
+                        string error = $"connection {id}: flexible-framing request (magic 0x08) for {KvProtocol.OpcodeName(request.Opcode)} without HELLO alternate-request support; connection closed";
+                        server._protocolErrors.Enqueue(error);
+                        server.Log(error);
+                        break;
+                    }
+
+                    byte[] response = Handle(request, body);
+                    Task gate = Volatile.Read(ref server._replyGate).Task;
+                    if (!gate.IsCompleted)
+                    {
+                        await gate.WaitAsync(token).ConfigureAwait(false);
+                    }
+
+                    await stream.WriteAsync(response, token).ConfigureAwait(false);
+                    Interlocked.Add(ref server._bytesSent, response.Length);
+                }
+            }
+            catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
+            {
+                // dropped, stopped or closed by the client
+            }
+            finally
+            {
+                server._connections.TryRemove(id, out _);
+                _aborted.Dispose();
+                server.Log($"connection {id} closed");
+                server.Signal();
+            }
+        }
+
+        private async Task<bool> ReadExactlyAsync(NetworkStream stream, Memory<byte> buffer, CancellationToken token)
+        {
+            int read = 0;
+            while (read < buffer.Length)
+            {
+                int n = await stream.ReadAsync(buffer[read..], token).ConfigureAwait(false);
+                if (n == 0)
+                {
+                    return false;
+                }
+
+                read += n;
+                Interlocked.Add(ref server._bytesReceived, n);
+            }
+
+            return true;
+        }
+
+        private byte[] Handle(KvProtocol.RequestHeader request, byte[] body)
+        {
+            ReadOnlySpan<byte> extras = body.AsSpan(request.FramingExtrasLength, request.ExtrasLength);
+            ReadOnlySpan<byte> keyBytes = body.AsSpan(request.FramingExtrasLength + request.ExtrasLength, request.KeyLength);
+            ReadOnlyMemory<byte> value = body.AsMemory(request.FramingExtrasLength + request.ExtrasLength + request.KeyLength);
+            string key = System.Text.Encoding.UTF8.GetString(keyBytes);
+            byte op = request.Opcode;
+
+            byte[] response = op switch
+            {
+                KvProtocol.Opcodes.Hello => Hello(request, value.Span),
+                KvProtocol.Opcodes.GetErrorMap => Reply(request, KvProtocol.Status.Success, value: KvErrorMap.Json),
+                KvProtocol.Opcodes.SaslListMechs => Reply(request, KvProtocol.Status.Success,
+                    value: System.Text.Encoding.UTF8.GetBytes(string.Join(' ', server._options.SaslMechanisms))),
+                KvProtocol.Opcodes.SaslAuth => SaslAuth(request, key, value.Span),
+                KvProtocol.Opcodes.SaslStep => SaslStep(request, key, value.Span),
+                KvProtocol.Opcodes.Noop => Reply(request, KvProtocol.Status.Success),
+                KvProtocol.Opcodes.SelectBucket => SelectBucket(request, key),
+                KvProtocol.Opcodes.GetClusterConfig when !_authenticated => Error(request, KvProtocol.Status.AccessDenied, "Not authenticated"),
+                KvProtocol.Opcodes.GetClusterConfig => Reply(request, KvProtocol.Status.Success, value: _bucket is null ? server._globalConfig : server._clusterConfig),
+                KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
+                    when NotReady(request) is { } refused => refused,
+                KvProtocol.Opcodes.Get => Get(request, key),
+                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, extras, value),
+                KvProtocol.Opcodes.Delete => Delete(request, key),
+                _ => Unknown(request, key),
+            };
+
+            server.Record(op, (ushort)((response[6] << 8) | response[7]), id);
+            return response;
+        }
+
+        private static byte[] Reply(KvProtocol.RequestHeader request, ushort status, ulong cas = 0, ReadOnlySpan<byte> extras = default, ReadOnlySpan<byte> value = default, byte dataType = 0)
+            => KvProtocol.BuildResponse(request.Opcode, request.Opaque, status, cas, extras, default, value, dataType);
+
+        private static byte[] Error(KvProtocol.RequestHeader request, ushort status, string message)
+            => Reply(request, status, value: System.Text.Encoding.UTF8.GetBytes(message));
+
+        private byte[] Hello(KvProtocol.RequestHeader request, ReadOnlySpan<byte> requested)
+        {
+            // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON. Not
+            // collections, flexible framing, durability, snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
+            // every reply body of 5 bytes or more as flags and expiry extras, so a HELLO reply of one or two features
+            // fails there with "buffer must be at least 4 bytes"; a real node always acknowledges more than that.)
+            var acknowledged = new List<ushort>();
+            for (int i = 0; i + 1 < requested.Length; i += 2)
+            {
+                ushort feature = (ushort)((requested[i] << 8) | requested[i + 1]);
+                if (KvProtocol.Features.Supported.Contains(feature) && !acknowledged.Contains(feature))
+                {
+                    acknowledged.Add(feature);
+                }
+            }
+
+            var reply = new byte[acknowledged.Count * 2];
+            for (int i = 0; i < acknowledged.Count; i++)
+            {
+                reply[2 * i] = (byte)(acknowledged[i] >> 8);
+                reply[(2 * i) + 1] = (byte)acknowledged[i];
+            }
+
+            return Reply(request, KvProtocol.Status.Success, value: reply);
+        }
+
+        private byte[] SaslAuth(KvProtocol.RequestHeader request, string mechanism, ReadOnlySpan<byte> clientFirst)
+        {
+            _authenticated = false;
+            _scram = null;
+            if (!server._options.SaslMechanisms.Contains(mechanism)
+                || !ScramServer.TryCreate(mechanism, server._options.Username, server._options.Password, server._salt, server._options.ScramIterations, out ScramServer? scram))
+            {
+                return AuthFailed(request, $"mechanism {mechanism} not offered");
+            }
+
+            string? serverFirst = scram.Start(System.Text.Encoding.UTF8.GetString(clientFirst), out string? error);
+            if (serverFirst is null)
+            {
+                return AuthFailed(request, error!);
+            }
+
+            _scram = scram;
+            return Reply(request, KvProtocol.Status.AuthContinue, value: System.Text.Encoding.UTF8.GetBytes(serverFirst));
+        }
+
+        private byte[] SaslStep(KvProtocol.RequestHeader request, string mechanism, ReadOnlySpan<byte> clientFinal)
+        {
+            ScramServer? scram = _scram;
+            _scram = null;
+            if (scram is null || scram.Mechanism != mechanism)
+            {
+                return AuthFailed(request, "SASL_STEP without a matching SASL_AUTH");
+            }
+
+            string? serverFinal = scram.Finish(System.Text.Encoding.UTF8.GetString(clientFinal), out string? error);
+            if (serverFinal is null)
+            {
+                return AuthFailed(request, error!);
+            }
+
+            _authenticated = true;
+            server._authentications.Enqueue(mechanism);
+            server.Log($"connection {id} authenticated with {mechanism}");
+            return Reply(request, KvProtocol.Status.Success, value: System.Text.Encoding.UTF8.GetBytes(serverFinal));
+        }
+
+        private byte[] AuthFailed(KvProtocol.RequestHeader request, string reason)
+        {
+            Interlocked.Increment(ref server._authenticationFailures);
+            server.Log($"connection {id}: authentication failed: {reason}");
+            return Error(request, KvProtocol.Status.AuthError, "Auth failure");
+        }
+
+        private byte[] SelectBucket(KvProtocol.RequestHeader request, string bucket)
+        {
+            if (!_authenticated)
+            {
+                return Error(request, KvProtocol.Status.AccessDenied, "Not authenticated");
+            }
+
+            if (!string.Equals(bucket, server._options.BucketName, StringComparison.Ordinal))
+            {
+                // Couchbase Server answers EACCESS for a bucket that does not exist or that the user cannot see.
+                server.Log($"connection {id}: SELECT_BUCKET {bucket}: no such bucket (serving {server._options.BucketName})");
+                return Error(request, KvProtocol.Status.AccessDenied, "No access");
+            }
+
+            _bucket = bucket;
+            return Reply(request, KvProtocol.Status.Success);
+        }
+
+        private byte[]? NotReady(KvProtocol.RequestHeader request)
+        {
+            if (!_authenticated)
+            {
+                return Error(request, KvProtocol.Status.AccessDenied, "Not authenticated");
+            }
+
+            // Before SELECT_BUCKET a real node answers "no bucket" (0x08) to key-value commands.
+            return _bucket is null ? Reply(request, KvProtocol.Status.NoBucket) : null;
+        }
+
+        private byte[] Get(KvProtocol.RequestHeader request, string key)
+        {
+            if (!server.TryGetDocument(key, out KvDocument? document))
+            {
+                return Reply(request, KvProtocol.Status.KeyNotFound);
+            }
+
+            Span<byte> flags = stackalloc byte[4];
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(flags, document.Flags);
+            return Reply(request, KvProtocol.Status.Success, document.Cas, flags, document.Value.Span, document.DataType);
+        }
+
+        private byte[] Mutate(KvProtocol.RequestHeader request, string key, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
+        {
+            if (extras.Length != 8)
+            {
+                return Error(request, KvProtocol.Status.InvalidArguments, $"{KvProtocol.OpcodeName(request.Opcode)} needs 8 bytes of extras (flags, expiry)");
+            }
+
+            uint flags = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(extras);
+            uint expiry = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(extras[4..]);
+            lock (server._documentsLock)
+            {
+                bool exists = server._documents.TryGetValue(key, out KvDocument? current);
+                switch (request.Opcode)
+                {
+                    case KvProtocol.Opcodes.Add when exists:
+                        return Reply(request, KvProtocol.Status.KeyExists);
+                    case KvProtocol.Opcodes.Replace when !exists:
+                        return Reply(request, KvProtocol.Status.KeyNotFound);
+                    case KvProtocol.Opcodes.Set when request.Cas != 0 && !exists:
+                        return Reply(request, KvProtocol.Status.KeyNotFound);
+                    default:
+                        break;
+                }
+
+                if (request.Cas != 0 && current is not null && current.Cas != request.Cas)
+                {
+                    return Reply(request, KvProtocol.Status.KeyExists);
+                }
+
+                ulong cas = server.NextCas();
+                server._documents[key] = new KvDocument(key, value.ToArray(), flags, request.DataType, cas, expiry);
+                return Reply(request, KvProtocol.Status.Success, cas);
+            }
+        }
+
+        private byte[] Delete(KvProtocol.RequestHeader request, string key)
+        {
+            lock (server._documentsLock)
+            {
+                if (!server._documents.TryGetValue(key, out KvDocument? current))
+                {
+                    return Reply(request, KvProtocol.Status.KeyNotFound);
+                }
+
+                if (request.Cas != 0 && current.Cas != request.Cas)
+                {
+                    return Reply(request, KvProtocol.Status.KeyExists);
+                }
+
+                server._documents.Remove(key);
+                return Reply(request, KvProtocol.Status.Success, server.NextCas());
+            }
+        }
+
+        private byte[] Unknown(KvProtocol.RequestHeader request, string key)
+        {
+            string name = KvProtocol.OpcodeName(request.Opcode);
+            server._unknownCommands.Enqueue(new KvUnknownCommand(request.Opcode, name, key, id));
+            server.Log($"UNKNOWN COMMAND {name} (opcode 0x{request.Opcode:x2}) on connection {id}, key \"{key}\": answered 0x81; this test double does not implement it");
+            return Error(request, KvProtocol.Status.UnknownCommand, $"Unknown command {name}: not implemented by the Couchbase loopback test server");
+        }
+    }
+}

@@ -1,0 +1,35 @@
+namespace Compression.Testing.Couchbase;
+
+/// <summary>Settings of a <see cref="CouchbaseLoopbackServer"/>.</summary>
+public sealed class CouchbaseLoopbackServerOptions
+{
+    /// <summary>The one user SASL accepts.</summary>
+    public string Username { get; init; } = "Administrator";
+
+    /// <summary>That user's password; SCRAM proofs are checked against it.</summary>
+    public string Password { get; init; } = "password";
+
+    /// <summary>The one bucket SELECT_BUCKET accepts and the cluster config describes.</summary>
+    public string BucketName { get; init; } = "default";
+
+    /// <summary>KV port on 127.0.0.1; 0 picks a free port (kept across <see cref="CouchbaseLoopbackServer.StopAsync"/>/<see cref="CouchbaseLoopbackServer.StartAsync()"/>).</summary>
+    public int Port { get; init; }
+
+    /// <summary>Mechanisms SASL_LIST_MECHS offers, in order; any of SCRAM-SHA512, SCRAM-SHA256, SCRAM-SHA1.</summary>
+    public IReadOnlyList<string> SaslMechanisms { get; init; } = ["SCRAM-SHA512", "SCRAM-SHA256", "SCRAM-SHA1"];
+
+    /// <summary>PBKDF2 iterations in the SCRAM exchange (Couchbase Server uses 15,000; tests need not pay for that).</summary>
+    public int ScramIterations { get; init; } = 4096;
+
+    /// <summary>
+    /// The management (HTTP) port the cluster config advertises in <c>nodesExt</c>; null leaves it out. Nothing
+    /// listens on it: this server speaks KV only.
+    /// </summary>
+    public int? ManagementPort { get; init; } = 8091;
+
+    /// <summary>Receives one line per notable event (connections, unknown commands, protocol and auth failures).</summary>
+    public Action<string>? Log { get; init; }
+
+    /// <summary>How many commands <see cref="CouchbaseLoopbackServer.Commands"/> keeps (the first ones); counts go on.</summary>
+    public int CommandLogCapacity { get; init; } = 10_000;
+}

@@ -1,0 +1,99 @@
+using System.Text.Json;
+
+namespace Compression.Testing.Couchbase;
+
+/// <summary>
+/// The configs GET_CLUSTER_CONFIG returns: before SELECT_BUCKET the global (GCCCP) config, nodes only, as Couchbase
+/// Server 6.5 and later do; after it the CCCP bucket config, one node holding all 1024 vBuckets.
+/// </summary>
+internal static class KvBucketConfig
+{
+    public const int VBucketCount = 1024;
+
+    public static byte[] BuildGlobal(int kvPort, int? managementPort)
+    {
+        using var buffer = new MemoryStream();
+        using (var json = new Utf8JsonWriter(buffer))
+        {
+            json.WriteStartObject();
+            json.WriteNumber("rev", 1);
+            json.WriteNumber("revEpoch", 1);
+            WriteNodesExt(json, kvPort, managementPort);
+            json.WriteEndObject();
+        }
+
+        return buffer.ToArray();
+    }
+
+    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort)
+    {
+        using var buffer = new MemoryStream();
+        using (var json = new Utf8JsonWriter(buffer))
+        {
+            json.WriteStartObject();
+            json.WriteNumber("rev", 1);
+            json.WriteNumber("revEpoch", 1);
+            json.WriteString("name", bucket);
+            json.WriteString("uuid", uuid);
+            json.WriteString("nodeLocator", "vbucket");
+            json.WriteString("bucketCapabilitiesVer", "");
+            json.WriteStartArray("bucketCapabilities");
+            // No "collections": the SDK then uses the default collection without collection ids or a manifest.
+            foreach (string capability in new[] { "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt" })
+            {
+                json.WriteStringValue(capability);
+            }
+
+            json.WriteEndArray();
+            // The legacy "nodes" list too: SDK 3.9.5 pairs it with nodesExt and, for a bucket config, treats a node
+            // missing from it as not serving KV yet (kv port 0), so bucket bootstrap would find no node for the endpoint.
+            json.WriteStartArray("nodes");
+            json.WriteStartObject();
+            json.WriteString("couchApiBase", $"http://127.0.0.1:8092/{Uri.EscapeDataString(bucket)}%2B{uuid}");
+            json.WriteString("hostname", $"127.0.0.1:{managementPort ?? 8091}");
+            json.WriteStartObject("ports");
+            json.WriteNumber("direct", kvPort);
+            json.WriteEndObject();
+            json.WriteEndObject();
+            json.WriteEndArray();
+            WriteNodesExt(json, kvPort, managementPort);
+            json.WriteStartObject("vBucketServerMap");
+            json.WriteString("hashAlgorithm", "CRC");
+            json.WriteNumber("numReplicas", 0);
+            json.WriteStartArray("serverList");
+            json.WriteStringValue($"127.0.0.1:{kvPort}");
+            json.WriteEndArray();
+            json.WriteStartArray("vBucketMap");
+            for (int i = 0; i < VBucketCount; i++)
+            {
+                json.WriteStartArray();
+                json.WriteNumberValue(0);
+                json.WriteEndArray();
+            }
+
+            json.WriteEndArray();
+            json.WriteEndObject();
+            json.WriteEndObject();
+        }
+
+        return buffer.ToArray();
+    }
+
+    private static void WriteNodesExt(Utf8JsonWriter json, int kvPort, int? managementPort)
+    {
+        json.WriteStartArray("nodesExt");
+        json.WriteStartObject();
+        json.WriteStartObject("services");
+        json.WriteNumber("kv", kvPort);
+        if (managementPort is int mgmt)
+        {
+            json.WriteNumber("mgmt", mgmt);
+        }
+
+        json.WriteEndObject();
+        json.WriteBoolean("thisNode", true);
+        json.WriteString("hostname", "127.0.0.1");
+        json.WriteEndObject();
+        json.WriteEndArray();
+    }
+}

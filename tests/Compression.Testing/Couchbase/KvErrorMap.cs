@@ -1,0 +1,21 @@
+using System.Text;
+
+namespace Compression.Testing.Couchbase;
+
+/// <summary>The error map GET_ERROR_MAP returns (version 2): the statuses this server answers with, none retryable.</summary>
+internal static class KvErrorMap
+{
+    public static byte[] Json { get; } = Encoding.UTF8.GetBytes("""
+        {"version":2,"revision":1,"errors":{
+        "0":{"name":"SUCCESS","desc":"Success","attrs":["success"]},
+        "1":{"name":"KEY_ENOENT","desc":"Not Found","attrs":["item-only"]},
+        "2":{"name":"KEY_EEXISTS","desc":"key already exists, or CAS mismatch","attrs":["item-only"]},
+        "4":{"name":"EINVAL","desc":"Invalid packet","attrs":["internal","invalid-input"]},
+        "8":{"name":"NO_BUCKET","desc":"Not connected to a bucket","attrs":["conn-state-invalidated"]},
+        "20":{"name":"AUTH_ERROR","desc":"Auth failure","attrs":["auth","conn-state-invalidated"]},
+        "21":{"name":"AUTH_CONTINUE","desc":"Continue authentication","attrs":["special-handling","support"]},
+        "24":{"name":"EACCESS","desc":"No access","attrs":["auth","item-only"]},
+        "81":{"name":"UNKNOWN_COMMAND","desc":"Unknown command (not implemented by the Couchbase loopback test server)","attrs":["support"]}
+        }}
+        """);
+}
