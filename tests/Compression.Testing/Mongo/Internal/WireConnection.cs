@@ -1,0 +1,348 @@
+using System.Buffers.Binary;
+using System.Net.Sockets;
+using System.Text;
+using MongoDB.Bson;
+
+
+namespace Compression.Testing.Mongo.Internal;
+
+/// <summary>One client connection: reads messages (16-byte header, then OP_MSG or OP_QUERY), runs them, writes the
+/// replies. A protocol violation is recorded in <see cref="MongoLoopbackServer.Failures"/> and closes the connection,
+/// as mongod does.</summary>
+internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket socket)
+{
+    private const int OpReply = 1;
+    private const int OpQuery = 2004;
+    private const int OpMsg = 2013;
+    private const uint ChecksumPresent = 1u << 0;
+    private const uint MoreToCome = 1u << 1;
+    private const uint ExhaustAllowed = 1u << 16;
+    private const int MaxIncomingMessage = CommandProcessor.MaxMessageSizeBytes + 16 * 1024;
+
+    private static int s_nextRequestId;
+
+    private readonly CancellationTokenSource _aborted = new();
+    private Task _run = Task.CompletedTask;
+    private int _abortRequested;
+
+    public int Id { get; } = id;
+
+    public void Start(CancellationToken serverStopping)
+    {
+        var linked = CancellationTokenSource.CreateLinkedTokenSource(serverStopping, _aborted.Token);
+        _run = Task.Run(async () =>
+        {
+            try
+            {
+                await RunAsync(linked.Token).ConfigureAwait(false);
+            }
+            finally
+            {
+                linked.Dispose();
+                server.Forget(this);
+                socket.Dispose();
+            }
+        });
+    }
+
+    /// <summary>Resets the connection (RST) and returns when its loop has ended.</summary>
+    public Task Abort()
+    {
+        if (Interlocked.Exchange(ref _abortRequested, 1) == 0)
+        {
+            try
+            {
+                socket.LingerState = new LingerOption(true, 0);
+                _aborted.Cancel();
+                socket.Close();
+            }
+            catch (ObjectDisposedException)
+            {
+                // already closed by its own loop
+            }
+        }
+
+        return _run;
+    }
+
+    private async Task RunAsync(CancellationToken cancellationToken)
+    {
+        await using var stream = new NetworkStream(socket, ownsSocket: false);
+        var header = new byte[16];
+        while (!cancellationToken.IsCancellationRequested)
+        {
+            try
+            {
+                await stream.ReadExactlyAsync(header, cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (IsDisconnect(e))
+            {
+                return;
+            }
+
+            int length = BinaryPrimitives.ReadInt32LittleEndian(header);
+            int requestId = BinaryPrimitives.ReadInt32LittleEndian(header.AsSpan(4));
+            int opCode = BinaryPrimitives.ReadInt32LittleEndian(header.AsSpan(12));
+            if (length < 21 || length > MaxIncomingMessage)
+            {
+                server.RecordFailure($"connection {Id}: message length {length} out of range (opCode {opCode})");
+                return;
+            }
+
+            var message = new byte[length];
+            header.CopyTo(message, 0);
+            try
+            {
+                await stream.ReadExactlyAsync(message.AsMemory(16), cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (IsDisconnect(e))
+            {
+                return;
+            }
+
+            server.CountReceived(length);
+            byte[]? reply;
+            try
+            {
+                reply = opCode switch
+                {
+                    OpMsg => HandleMessage(message, requestId),
+                    OpQuery => HandleQuery(message, requestId),
+                    _ => throw new InvalidDataException($"opCode {opCode} is not implemented (OP_MSG 2013 and the OP_QUERY 2004 handshake are; OP_COMPRESSED is never negotiated)"),
+                };
+            }
+            catch (Exception e) when (e is InvalidDataException or FormatException or EndOfStreamException or ArgumentOutOfRangeException)
+            {
+                server.RecordFailure($"connection {Id}: {e.Message}");
+                return;
+            }
+
+            if (reply is null)
+            {
+                continue;
+            }
+
+            try
+            {
+                await server.WaitWhileStalledAsync(cancellationToken).ConfigureAwait(false);
+                await stream.WriteAsync(reply, cancellationToken).ConfigureAwait(false);
+                server.CountSent(reply.Length);
+            }
+            catch (Exception e) when (IsDisconnect(e))
+            {
+                return;
+            }
+        }
+    }
+
+    private static bool IsDisconnect(Exception e) =>
+        e is IOException or SocketException or OperationCanceledException or ObjectDisposedException or EndOfStreamException;
+
+    private byte[]? HandleMessage(byte[] message, int requestId)
+    {
+        uint flags = BinaryPrimitives.ReadUInt32LittleEndian(message.AsSpan(16));
+        if ((flags & 0xFFFF & ~(ChecksumPresent | MoreToCome)) != 0)
+        {
+            throw new InvalidDataException($"OP_MSG flagBits 0x{flags:X8} has unknown required bits set");
+        }
+
+        int end = message.Length;
+        bool checksum = (flags & ChecksumPresent) != 0;
+        if (checksum)
+        {
+            end -= 4;
+            uint expected = BinaryPrimitives.ReadUInt32LittleEndian(message.AsSpan(end));
+            uint actual = Crc32C.Compute(message.AsSpan(0, end));
+            if (expected != actual)
+            {
+                throw new InvalidDataException($"OP_MSG checksum mismatch: message says 0x{expected:X8}, CRC-32C of its bytes is 0x{actual:X8}");
+            }
+        }
+
+        byte[]? body = null;
+        var sequences = new Dictionary<string, List<byte[]>>(StringComparer.Ordinal);
+        int position = 20;
+        while (position < end)
+        {
+            byte kind = message[position++];
+            switch (kind)
+            {
+                case 0:
+                    if (body is not null)
+                    {
+                        throw new InvalidDataException("OP_MSG has more than one kind 0 section");
+                    }
+
+                    body = ReadDocument(message, ref position, end);
+                    break;
+                case 1:
+                    {
+                        int sectionStart = position;
+                        int size = BinaryPrimitives.ReadInt32LittleEndian(message.AsSpan(position));
+                        int sectionEnd = sectionStart + size;
+                        if (size < 5 || sectionEnd > end)
+                        {
+                            throw new InvalidDataException($"OP_MSG kind 1 section size {size} overruns the message");
+                        }
+
+                        position += 4;
+                        string identifier = ReadCString(message, ref position, sectionEnd);
+                        var documents = new List<byte[]>();
+                        while (position < sectionEnd)
+                        {
+                            documents.Add(ReadDocument(message, ref position, sectionEnd));
+                        }
+
+                        if (!sequences.TryAdd(identifier, documents))
+                        {
+                            throw new InvalidDataException($"OP_MSG has two kind 1 sections named '{identifier}'");
+                        }
+
+                        break;
+                    }
+
+                default:
+                    throw new InvalidDataException($"OP_MSG section kind {kind} is unknown");
+            }
+        }
+
+        if (body is null)
+        {
+            throw new InvalidDataException("OP_MSG has no kind 0 section");
+        }
+
+        var command = Bson.Parse(body);
+        BsonDocument reply;
+        if (command.ElementCount == 0)
+        {
+            reply = CommandProcessor.ErrorReply(MongoServerException.FailedToParse("empty command document"));
+        }
+        else
+        {
+            server.CountCommand(command.GetElement(0).Name);
+            reply = Execute(new CommandArguments(command, sequences));
+        }
+
+        if ((flags & MoreToCome) != 0)
+        {
+            return null; // unacknowledged: no reply, errors dropped (as the OP_MSG spec says)
+        }
+
+        return BuildMessage(requestId, OpMsg, checksum, w =>
+        {
+            w.Write((uint)(checksum ? ChecksumPresent : 0));
+            w.Write((byte)0);
+            w.Write(ToBytes(reply));
+        });
+    }
+
+    private BsonDocument Execute(CommandArguments args)
+    {
+        try
+        {
+            return server.Processor.Execute(args, Id);
+        }
+        catch (Exception e) when (e is not InvalidDataException)
+        {
+            // A bug in the double or a document it cannot handle: fail the command loudly, and record it.
+            server.RecordFailure($"connection {Id}: {args.CommandName} failed inside MongoLoopbackServer: {e}");
+            return CommandProcessor.ErrorReply(new MongoServerException(1, "InternalError",
+                $"MongoLoopbackServer internal error in {args.CommandName}: {e.GetType().Name}: {e.Message}"));
+        }
+    }
+
+    private byte[] HandleQuery(byte[] message, int requestId)
+    {
+        int position = 20;
+        string collection = ReadCString(message, ref position, message.Length);
+        position += 8; // numberToSkip, numberToReturn
+        var query = Bson.Parse(ReadDocument(message, ref position, message.Length));
+        if (query.TryGetValue("$query", out var wrapped) && wrapped is BsonDocument inner)
+        {
+            query = inner;
+        }
+
+        string name = query.ElementCount > 0 ? query.GetElement(0).Name : "";
+        server.CountCommand(name);
+        BsonDocument reply;
+        try
+        {
+            reply = collection.EndsWith(".$cmd", StringComparison.Ordinal) && name is "hello" or "isMaster" or "ismaster"
+                ? server.Processor.Hello(query, Id)
+                : throw new MongoServerException(352, "UnsupportedOpQueryCommand",
+                    $"Unsupported OP_QUERY command: {name} on {collection}. MongoLoopbackServer answers OP_QUERY only for the hello/isMaster handshake; use OP_MSG");
+        }
+        catch (MongoServerException e)
+        {
+            reply = CommandProcessor.ErrorReply(e);
+        }
+
+        return BuildMessage(requestId, OpReply, checksum: false, w =>
+        {
+            w.Write(0); // responseFlags
+            w.Write(0L); // cursorID
+            w.Write(0); // startingFrom
+            w.Write(1); // numberReturned
+            w.Write(ToBytes(reply));
+        });
+    }
+
+    private static byte[] ToBytes(BsonDocument reply) => Bson.ToBytes(reply);
+
+    private static byte[] BuildMessage(int responseTo, int opCode, bool checksum, Action<BinaryWriter> writeBody)
+    {
+        using var buffer = new MemoryStream();
+        using (var writer = new BinaryWriter(buffer, Encoding.UTF8, leaveOpen: true))
+        {
+            writer.Write(0); // length, patched below
+            writer.Write(Interlocked.Increment(ref s_nextRequestId));
+            writer.Write(responseTo);
+            writer.Write(opCode);
+            writeBody(writer);
+            if (checksum)
+            {
+                writer.Write(0u);
+            }
+        }
+
+        var bytes = buffer.ToArray();
+        BinaryPrimitives.WriteInt32LittleEndian(bytes, bytes.Length);
+        if (checksum)
+        {
+            BinaryPrimitives.WriteUInt32LittleEndian(bytes.AsSpan(bytes.Length - 4), Crc32C.Compute(bytes.AsSpan(0, bytes.Length - 4)));
+        }
+
+        return bytes;
+    }
+
+    private static byte[] ReadDocument(byte[] message, ref int position, int end)
+    {
+        if (end - position < 5)
+        {
+            throw new InvalidDataException("BSON document truncated");
+        }
+
+        int size = BinaryPrimitives.ReadInt32LittleEndian(message.AsSpan(position));
+        if (size < 5 || size > end - position || message[position + size - 1] != 0)
+        {
+            throw new InvalidDataException($"BSON document size {size} is invalid at offset {position}");
+        }
+
+        var document = message.AsSpan(position, size).ToArray();
+        position += size;
+        return document;
+    }
+
+    private static string ReadCString(byte[] message, ref int position, int end)
+    {
+        int zero = Array.IndexOf(message, (byte)0, position, end - position);
+        if (zero < 0)
+        {
+            throw new InvalidDataException("unterminated cstring");
+        }
+
+        string value = Encoding.UTF8.GetString(message, position, zero - position);
+        position = zero + 1;
+        return value;
+    }
+}

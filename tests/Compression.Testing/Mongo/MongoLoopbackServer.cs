@@ -1,0 +1,249 @@
+using System.Collections.Concurrent;
+using System.Net;
+using System.Net.Sockets;
+using Compression.Testing.Mongo.Internal;
+
+namespace Compression.Testing.Mongo;
+
+/// <summary>
+/// A MongoDB wire-protocol server for tests (a test double, not a database): OP_MSG and the OP_QUERY handshake on
+/// 127.0.0.1, the commands <c>MongoDB.Driver</c> sends for CRUD, cursors, indexes and bulk writes, in memory, with
+/// real error codes. Anything it does not implement fails loudly, naming it. See <c>README.md</c> beside this file.
+/// </summary>
+public sealed class MongoLoopbackServer : IAsyncDisposable
+{
+    private readonly MongoLoopbackServerOptions _options;
+    private readonly Storage _storage = new();
+    private readonly CursorStore _cursors = new();
+    private readonly CommandProcessor _processor;
+    private readonly ConcurrentDictionary<int, WireConnection> _connections = new();
+    private readonly ConcurrentDictionary<string, long> _commandCounts = new(StringComparer.Ordinal);
+    private readonly ConcurrentQueue<string> _failures = new();
+    private readonly SemaphoreSlim _lifecycle = new(1, 1);
+    private TcpListener? _listener;
+    private CancellationTokenSource? _stopping;
+    private Task? _acceptLoop;
+    private ReplyStall? _stall;
+    private volatile bool _refuse;
+    private int _nextConnectionId;
+    private long _bytesReceived;
+    private long _bytesSent;
+    private long _connectionsAccepted;
+
+    private MongoLoopbackServer(MongoLoopbackServerOptions options)
+    {
+        _options = options;
+        _processor = new CommandProcessor(_storage, _cursors, options);
+        Port = options.Port;
+    }
+
+    /// <summary>The port on 127.0.0.1 (fixed after the first start).</summary>
+    public int Port { get; private set; }
+
+    /// <summary>A connection string for <c>MongoClient</c>: <c>mongodb://127.0.0.1:PORT/?directConnection=true</c>.</summary>
+    public string ConnectionString => $"mongodb://127.0.0.1:{Port}/?directConnection=true";
+
+    /// <summary>True between a start and <see cref="StopAsync"/>.</summary>
+    public bool IsRunning => _listener is not null;
+
+    /// <summary>Bytes of every message received (headers included) since start or <see cref="ResetCounters"/>.</summary>
+    public long BytesReceived => Interlocked.Read(ref _bytesReceived);
+
+    /// <summary>Bytes of every message sent (headers included) since start or <see cref="ResetCounters"/>.</summary>
+    public long BytesSent => Interlocked.Read(ref _bytesSent);
+
+    /// <summary>Connections accepted (refused ones included) since start or <see cref="ResetCounters"/>.</summary>
+    public long ConnectionsAccepted => Interlocked.Read(ref _connectionsAccepted);
+
+    /// <summary>Connections open now.</summary>
+    public int OpenConnections => _connections.Count;
+
+    /// <summary>Cursors open now.</summary>
+    public int OpenCursors => _cursors.Count;
+
+    /// <summary>Commands received by name (<c>hello</c>, <c>insert</c>, ...; handshakes over OP_QUERY included) since
+    /// start or <see cref="ResetCounters"/>.</summary>
+    public IReadOnlyDictionary<string, long> CommandCounts => new Dictionary<string, long>(_commandCounts, StringComparer.Ordinal);
+
+    /// <summary>Protocol violations and internal errors seen (each closed its connection or failed its command):
+    /// a test can assert this stays empty.</summary>
+    public IReadOnlyList<string> Failures => [.. _failures];
+
+    /// <summary>Starts a server on 127.0.0.1.</summary>
+    public static async Task<MongoLoopbackServer> StartAsync(MongoLoopbackServerOptions? options = null, CancellationToken cancellationToken = default)
+    {
+        var server = new MongoLoopbackServer(options ?? new MongoLoopbackServerOptions());
+        await server.StartAsync(cancellationToken).ConfigureAwait(false);
+        return server;
+    }
+
+    /// <summary>Starts listening again after <see cref="StopAsync"/>, on the same port, with the same data.</summary>
+    public async Task StartAsync(CancellationToken cancellationToken = default)
+    {
+        await _lifecycle.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            if (_listener is not null)
+            {
+                throw new InvalidOperationException("The server is already running.");
+            }
+
+            var listener = new TcpListener(IPAddress.Loopback, Port);
+            listener.Server.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
+            listener.Start(512);
+            Port = ((IPEndPoint)listener.LocalEndpoint).Port;
+            _listener = listener;
+            _stopping = new CancellationTokenSource();
+            _acceptLoop = AcceptLoopAsync(listener, _stopping.Token);
+        }
+        finally
+        {
+            _lifecycle.Release();
+        }
+    }
+
+    /// <summary>Stops listening and closes every connection; the data stays (open cursors do not, as on a real
+    /// restart). <see cref="StartAsync(CancellationToken)"/> brings it back on the same port.</summary>
+    public async Task StopAsync()
+    {
+        await _lifecycle.WaitAsync().ConfigureAwait(false);
+        try
+        {
+            if (_listener is null)
+            {
+                return;
+            }
+
+            await _stopping!.CancelAsync().ConfigureAwait(false);
+            _listener.Stop();
+            _listener.Dispose();
+            _listener = null;
+            await _acceptLoop!.ConfigureAwait(false);
+            var tasks = _connections.Values.Select(c => c.Abort()).ToList();
+            await Task.WhenAll(tasks).ConfigureAwait(false);
+            _stopping.Dispose();
+            _stopping = null;
+            _cursors.Clear();
+        }
+        finally
+        {
+            _lifecycle.Release();
+        }
+    }
+
+    /// <inheritdoc cref="StopAsync"/>
+    public async ValueTask DisposeAsync()
+    {
+        _stall?.Release();
+        await StopAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>Resets every connection now (TCP reset); returns how many. The driver sees a network error on each.</summary>
+    public int DropAllConnections()
+    {
+        int n = 0;
+        foreach (var connection in _connections.Values)
+        {
+            _ = connection.Abort();
+            n++;
+        }
+
+        return n;
+    }
+
+    /// <summary>While true, every new connection is accepted and reset at once (established ones are kept).</summary>
+    public void RefuseConnections(bool refuse) => _refuse = refuse;
+
+    /// <summary>Holds back every reply until the returned stall is released. One stall at a time.</summary>
+    public ReplyStall StallReplies()
+    {
+        var stall = new ReplyStall(this);
+        if (Interlocked.CompareExchange(ref _stall, stall, null) is not null)
+        {
+            throw new InvalidOperationException("Replies are already stalled; release that stall first.");
+        }
+
+        return stall;
+    }
+
+    /// <summary>Holds back every reply for <paramref name="duration"/> (or until the returned stall is released).</summary>
+    public ReplyStall StallReplies(TimeSpan duration)
+    {
+        var stall = StallReplies();
+        _ = Task.Delay(duration).ContinueWith(_ => stall.Release(), CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        return stall;
+    }
+
+    /// <summary>Sets the byte, connection and command counters to zero.</summary>
+    public void ResetCounters()
+    {
+        Interlocked.Exchange(ref _bytesReceived, 0);
+        Interlocked.Exchange(ref _bytesSent, 0);
+        Interlocked.Exchange(ref _connectionsAccepted, 0);
+        _commandCounts.Clear();
+    }
+
+    /// <summary>Deletes every database (the data normally survives stop and start).</summary>
+    public void Clear()
+    {
+        lock (_storage.Sync)
+        {
+            _storage.Databases.Clear();
+        }
+
+        _cursors.Clear();
+    }
+
+    internal CommandProcessor Processor => _processor;
+
+    internal void EndStall(ReplyStall stall) => Interlocked.CompareExchange(ref _stall, null, stall);
+
+    internal async ValueTask WaitWhileStalledAsync(CancellationToken cancellationToken)
+    {
+        var stall = Volatile.Read(ref _stall);
+        if (stall is not null && !stall.IsReleased)
+        {
+            stall.NoteHeld();
+            await stall.Released.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    internal void CountReceived(int bytes) => Interlocked.Add(ref _bytesReceived, bytes);
+
+    internal void CountSent(int bytes) => Interlocked.Add(ref _bytesSent, bytes);
+
+    internal void CountCommand(string name) => _commandCounts.AddOrUpdate(name, 1, (_, n) => n + 1);
+
+    internal void RecordFailure(string failure) => _failures.Enqueue(failure);
+
+    internal void Forget(WireConnection connection) => _connections.TryRemove(connection.Id, out _);
+
+    private async Task AcceptLoopAsync(TcpListener listener, CancellationToken cancellationToken)
+    {
+        while (!cancellationToken.IsCancellationRequested)
+        {
+            Socket socket;
+            try
+            {
+                socket = await listener.AcceptSocketAsync(cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException or SocketException)
+            {
+                return;
+            }
+
+            Interlocked.Increment(ref _connectionsAccepted);
+            if (_refuse)
+            {
+                socket.LingerState = new LingerOption(true, 0);
+                socket.Dispose();
+                continue;
+            }
+
+            socket.NoDelay = true;
+            var connection = new WireConnection(this, Interlocked.Increment(ref _nextConnectionId), socket);
+            _connections[connection.Id] = connection;
+            connection.Start(cancellationToken);
+        }
+    }
+}
