@@ -30,11 +30,19 @@ public static class DocumentCompressionServiceCollectionExtensions
     }
 
     /// <summary>Adds a <see cref="CompressionEngine"/> configured in code; see <see cref="AddDocumentCompression(IServiceCollection, IConfiguration)"/>.</summary>
-    public static DocumentCompressionBuilder AddDocumentCompression(this IServiceCollection services, Action<CompressionEngineOptions>? configure = null)
+    public static DocumentCompressionBuilder AddDocumentCompression(this IServiceCollection services, Action<CompressionEngineOptions> configure)
+    {
+        ArgumentNullException.ThrowIfNull(configure);
+        DocumentCompressionBuilder builder = services.AddDocumentCompression();
+        services.Configure(configure);
+        return builder;
+    }
+
+    /// <summary>Adds a <see cref="CompressionEngine"/> with the default options (or options configured elsewhere).</summary>
+    public static DocumentCompressionBuilder AddDocumentCompression(this IServiceCollection services)
     {
         ArgumentNullException.ThrowIfNull(services);
         services.AddOptions<CompressionEngineOptions>().ValidateOnStart();
-        if (configure is not null) services.Configure(configure);
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<CompressionEngineOptions>, CompressionOptionsValidator>());
         services.TryAddSingleton(TimeProvider.System);
         services.TryAddSingleton(sp => new CompressionEngine(

@@ -12,6 +12,11 @@ namespace Compression.Dictionaries;
 /// </remarks>
 public abstract class DictionaryStore
 {
+    /// <summary>Creates the store.</summary>
+    protected DictionaryStore()
+    {
+    }
+
     /// <summary>Where the store keeps its records, for error messages (a folder, a collection, a bucket).</summary>
     public abstract string Location { get; }
 
