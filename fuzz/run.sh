@@ -41,7 +41,7 @@ printf '| target | seconds | executions | exec/s | corpus | edges | crashes | ha
 for t in "${targets[@]}"; do
   findings="$out/findings/$t"
   rm -rf "$findings"; mkdir -p "$out/findings"
-  afl-fuzz -V "$seconds" -t 10000 -m none -i "$out/seeds/$t" -o "$findings" -- "$(command -v dotnet)" "$out/bin-afl/Compression.Fuzz.dll" run "$t" >"$out/afl-$t.log" 2>&1 || {
+  afl-fuzz -V "$seconds" -t 10000 -m none -i "$out/seeds/$t" -o "$findings" -- "$(command -v dotnet)" "$out/bin-afl/Compression.Fuzz.dll" run "$t" @@ >"$out/afl-$t.log" 2>&1 || {
     echo "afl-fuzz failed for $t; its log:" >&2; tail -n 30 "$out/afl-$t.log" >&2; exit 1; }
   stats="$findings/default/fuzzer_stats"
   get() { awk -F' *: *' -v k="$1" '$1==k {print $2}' "$stats"; }
