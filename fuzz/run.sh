@@ -153,7 +153,8 @@ for t in "${targets[@]}"; do
   wait=$backoff
   for ((attempt = 1; ; attempt++)); do
     rm -rf "$findings"; mkdir -p "$out/findings"
-    "$afl" -V "$seconds" -t "$exec_timeout" -m none -i "$out/seeds/$t" -o "$findings" \
+    # The outer limit only guards against an afl-fuzz that never gets going (start-up is allowed 100 s, see above).
+    timeout -k 30 $((seconds + 600)) "$afl" -V "$seconds" -t "$exec_timeout" -m none -i "$out/seeds/$t" -o "$findings" \
       -- "$dotnet_path" "$out/bin-afl/Compression.Fuzz.dll" run "$t" @@ > "$log" 2>&1
     rc=$?
     stats="$findings/default/fuzzer_stats"
