@@ -81,8 +81,8 @@ install_afl() {
   for ((i = 1; i <= ${FUZZ_APT_ATTEMPTS:-4}; i++)); do
     echo "== attempt $i" >> "$log"
     # An update that fails (network) may still leave usable lists: install is tried anyway.
-    $sudo apt-get -o DPkg::Lock::Timeout=60 -o Acquire::Retries=2 -o Acquire::http::Timeout=30 update -qq >> "$log" 2>&1
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=120 install -y -qq afl++ >> "$log" 2>&1
+    $sudo apt-get -o DPkg::Lock::Timeout=30 -o Acquire::Retries=2 -o Acquire::http::Timeout=30 update -qq >> "$log" 2>&1
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=60 install -y -qq afl++ >> "$log" 2>&1
     if command -v "$afl" >/dev/null; then return 0; fi
     if [ "$i" -lt "${FUZZ_APT_ATTEMPTS:-4}" ]; then
       echo "afl++ not installed (attempt $i); retrying in $wait s" >&2; sleep "$wait"; wait=$((wait * 2)); fi
