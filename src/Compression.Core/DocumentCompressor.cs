@@ -145,9 +145,12 @@ public sealed class DocumentCompressor
     /// names an unknown codec or version, declares more than <see cref="DocumentCompressorOptions.MaxUncompressedLength"/>,
     /// or declares more than its payload could decode to (the header is checked before the destination's size).</exception>
     /// <exception cref="DictionaryNotFoundException">The envelope names a dictionary and <paramref name="dictionary"/> is not it.</exception>
-    public bool TryDecompress(ReadOnlySpan<byte> envelope, Span<byte> destination, out int bytesWritten, ZstdDictionary? dictionary = null)
+    public bool TryDecompress(ReadOnlySpan<byte> envelope, Span<byte> destination, out int bytesWritten, ZstdDictionary? dictionary = null) =>
+        TryDecompressWithHeader(envelope, ReadHeader(envelope), destination, out bytesWritten, dictionary);
+
+    /// <summary><see cref="TryDecompress(ReadOnlySpan{byte}, Span{byte}, out int, ZstdDictionary?)"/> with the header <see cref="ReadHeader"/> returned.</summary>
+    internal static bool TryDecompressWithHeader(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, Span<byte> destination, out int bytesWritten, ZstdDictionary? dictionary)
     {
-        EnvelopeHeader header = ReadHeader(envelope);
         bytesWritten = 0;
         if (destination.Length < header.UncompressedLength) return false;
         DecompressCore(envelope, header, destination[..header.UncompressedLength], dictionary);
@@ -167,7 +170,12 @@ public sealed class DocumentCompressor
     public void Decompress(ReadOnlySpan<byte> envelope, IBufferWriter<byte> destination, ZstdDictionary? dictionary = null)
     {
         ArgumentNullException.ThrowIfNull(destination);
-        EnvelopeHeader header = ReadHeader(envelope);
+        DecompressWithHeader(envelope, ReadHeader(envelope), destination, dictionary);
+    }
+
+    /// <summary><see cref="Decompress(ReadOnlySpan{byte}, IBufferWriter{byte}, ZstdDictionary?)"/> with the header <see cref="ReadHeader"/> returned.</summary>
+    internal static void DecompressWithHeader(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, IBufferWriter<byte> destination, ZstdDictionary? dictionary)
+    {
         int length = header.UncompressedLength;
         if (length <= DirectDecodeLimit)
         {
@@ -193,9 +201,11 @@ public sealed class DocumentCompressor
     /// <summary>Decompresses an envelope into a new array. Allocates; prefer the span or buffer-writer overloads on hot paths.</summary>
     /// <remarks>The array is allocated only once the length is proven, as for the <see cref="IBufferWriter{T}"/> overload.</remarks>
     /// <inheritdoc cref="TryDecompress" path="/exception"/>
-    public byte[] Decompress(ReadOnlySpan<byte> envelope, ZstdDictionary? dictionary = null)
+    public byte[] Decompress(ReadOnlySpan<byte> envelope, ZstdDictionary? dictionary = null) => DecompressWithHeader(envelope, ReadHeader(envelope), dictionary);
+
+    /// <summary><see cref="Decompress(ReadOnlySpan{byte}, ZstdDictionary?)"/> with the header <see cref="ReadHeader"/> returned.</summary>
+    internal static byte[] DecompressWithHeader(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, ZstdDictionary? dictionary)
     {
-        EnvelopeHeader header = ReadHeader(envelope);
         int length = header.UncompressedLength;
         if (length <= DirectDecodeLimit)
         {

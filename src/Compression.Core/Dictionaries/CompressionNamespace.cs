@@ -128,7 +128,8 @@ public sealed class CompressionNamespace
         NamespaceState state = State;
         try
         {
-            return state.Compressor.TryDecompress(envelope, destination, out bytesWritten, GetDictionary(state, envelope));
+            EnvelopeHeader header = state.Compressor.ReadHeader(envelope);
+            return DocumentCompressor.TryDecompressWithHeader(envelope, header, destination, out bytesWritten, GetDictionary(state, header));
         }
         catch (Exception ex) when (_engine.CountDecodeFailure(state, ex))
         {
@@ -144,7 +145,8 @@ public sealed class CompressionNamespace
         NamespaceState state = State;
         try
         {
-            state.Compressor.Decompress(envelope, destination, GetDictionary(state, envelope));
+            EnvelopeHeader header = state.Compressor.ReadHeader(envelope);
+            DocumentCompressor.DecompressWithHeader(envelope, header, destination, GetDictionary(state, header));
         }
         catch (Exception ex) when (_engine.CountDecodeFailure(state, ex))
         {
@@ -179,7 +181,8 @@ public sealed class CompressionNamespace
         NamespaceState state = State;
         try
         {
-            return state.Compressor.Decompress(envelope, GetDictionary(state, envelope));
+            EnvelopeHeader header = state.Compressor.ReadHeader(envelope);
+            return DocumentCompressor.DecompressWithHeader(envelope, header, GetDictionary(state, header));
         }
         catch (Exception ex) when (_engine.CountDecodeFailure(state, ex))
         {
@@ -228,8 +231,8 @@ public sealed class CompressionNamespace
     /// <inheritdoc/>
     public override string ToString() => Name;
 
-    private ZstdDictionary? GetDictionary(NamespaceState state, ReadOnlySpan<byte> envelope) =>
-        state.Compressor.ReadHeader(envelope).DictionaryId is uint id ? _engine.Catalog.Get(id, state.Name) : null;
+    private ZstdDictionary? GetDictionary(NamespaceState state, in EnvelopeHeader header) =>
+        header.DictionaryId is uint id ? _engine.Catalog.Get(id, state.Name) : null;
 
     private static byte[] Rent(in ReadOnlySequence<byte> sequence)
     {

@@ -49,7 +49,9 @@ internal sealed class DictionaryCatalog
     {
         if (_cache.TryGetValue(id, out var entry))
         {
-            entry.LastUse = Interlocked.Increment(ref _useClock);
+            // A read stamps the entry with the clock (which only additions move): no shared write on the read path.
+            long now = Volatile.Read(ref _useClock);
+            if (entry.LastUse != now) entry.LastUse = now;
             dictionary = entry.Dictionary;
             return true;
         }

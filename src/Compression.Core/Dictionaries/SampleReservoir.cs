@@ -1,3 +1,5 @@
+using System.Buffers;
+
 namespace Compression.Dictionaries;
 
 /// <summary>
@@ -8,7 +10,7 @@ namespace Compression.Dictionaries;
 internal sealed class SampleReservoir
 {
     private readonly object _gate = new();
-    private readonly List<byte[]> _items;
+    private readonly List<Sample> _items;
     private readonly int _maxCount;
     private readonly long _maxBytes;
     private readonly int _maxDocumentSize;
@@ -38,32 +40,45 @@ internal sealed class SampleReservoir
         long slot = n <= _maxCount ? -1 : _random.NextInt64(n);
         if (slot >= _maxCount) return; // not sampled: the common case once the reservoir is full
 
-        byte[] copy = document.ToArray();
+        // Samples live in pooled buffers: a sampled write rents one and returns the one it displaces, so the write path
+        // allocates nothing in the steady state. Buffers are cleared when they go back (they held documents).
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(document.Length);
+        document.CopyTo(buffer);
+        var sample = new Sample(buffer, document.Length);
+        byte[]? displaced = buffer;
         lock (_gate)
         {
-            if (slot < 0 && _items.Count < _maxCount && _bytes + copy.Length <= _maxBytes)
+            if (slot < 0 && _items.Count < _maxCount && _bytes + sample.Length <= _maxBytes)
             {
-                _items.Add(copy);
-                _bytes += copy.Length;
+                _items.Add(sample);
+                _bytes += sample.Length;
                 _count = _items.Count;
-                return;
+                displaced = null;
             }
-            if (_items.Count == 0) return;
-            int index = (int)(slot < 0 ? _random.Next(_items.Count) : slot % _items.Count);
-            long bytes = _bytes - _items[index].Length + copy.Length;
-            if (bytes > _maxBytes) return;
-            _items[index] = copy;
-            _bytes = bytes;
+            else if (_items.Count > 0)
+            {
+                int index = (int)(slot < 0 ? _random.Next(_items.Count) : slot % _items.Count);
+                long bytes = _bytes - _items[index].Length + sample.Length;
+                if (bytes <= _maxBytes)
+                {
+                    displaced = _items[index].Buffer;
+                    _items[index] = sample;
+                    _bytes = bytes;
+                }
+            }
         }
+        if (displaced is not null) ArrayPool<byte>.Shared.Return(displaced, clearArray: true);
     }
 
-    /// <summary>The current samples (shared, immutable arrays), and a fresh start of the recency window.</summary>
+    /// <summary>Copies of the current samples (for a training run), and a fresh start of the recency window.</summary>
     public byte[][] TakeSnapshot()
     {
         lock (_gate)
         {
             Interlocked.Exchange(ref _seen, _items.Count);
-            return [.. _items];
+            return [.. _items.Select(s => s.Buffer.AsSpan(0, s.Length).ToArray())];
         }
     }
+
+    private readonly record struct Sample(byte[] Buffer, int Length);
 }

@@ -48,13 +48,12 @@ internal sealed class TrainingCoordinator
         if (state.LastTrainingTimestamp != 0 && _time.GetElapsedTime(state.LastTrainingTimestamp, now) < d.MinTrainingInterval) return;
         if (!state.TryBeginTraining()) return;
         state.LastTrainingTimestamp = now;
-        if (InlineTraining)
-        {
-            RunAsync(state, CancellationToken.None).GetAwaiter().GetResult();
-            return;
-        }
-        _background.Run(token => RunAsync(state, token));
+        if (InlineTraining) RunAsync(state, CancellationToken.None).GetAwaiter().GetResult();
+        else StartInBackground(state);
     }
+
+    // Its own method: a lambda capturing a parameter of OnWrite would allocate its closure on every write.
+    private void StartInBackground(NamespaceState state) => _background.Run(token => RunAsync(state, token));
 
     /// <summary>A training run now, whatever the triggers and the rate limit say.</summary>
     public Task<TrainingResult> TrainNowAsync(NamespaceState state, CancellationToken cancellationToken)

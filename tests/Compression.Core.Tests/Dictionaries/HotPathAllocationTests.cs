@@ -1,0 +1,43 @@
+using Compression.Dictionaries;
+using Xunit;
+
+namespace Compression.Core.Tests.Dictionaries;
+
+/// <summary>The write and read paths allocate nothing beyond their output once warm (samples live in pooled buffers).</summary>
+public sealed class HotPathAllocationTests
+{
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task SpanPaths_WarmNamespace_AllocateNothingPerOperation(bool dictionaries)
+    {
+        var options = CompressionEngineOptionsBuilder.Fast();
+        options.Defaults.Dictionary.Enabled = dictionaries;
+        await using var engine = TestEngine.Create(new InMemoryDictionaryStore(), options);
+        var ns = engine.GetNamespace("db.hot");
+        var random = new Random(12);
+        byte[][] documents = [.. Enumerable.Range(0, 2000).Select(_ => TestDocuments.Movie(random))];
+        foreach (byte[] d in documents) ns.Compress(d);
+        await engine.WhenIdleAsync();
+        Assert.Equal(dictionaries, ns.CurrentDictionary is not null);
+        byte[][] envelopes = [.. documents.Select(d => ns.Compress(d))];
+        var buffer = new byte[64 * 1024];
+        var output = new byte[64 * 1024];
+        for (int warm = 0; warm < 2; warm++)
+        {
+            foreach (byte[] d in documents) ns.TryCompress(d, buffer, out _);
+            foreach (byte[] e in envelopes) ns.TryDecompress(e, output, out _);
+        }
+        await engine.WhenIdleAsync();
+
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        foreach (byte[] d in documents) Assert.True(ns.TryCompress(d, buffer, out _));
+        long compressed = GC.GetAllocatedBytesForCurrentThread();
+        foreach (byte[] e in envelopes) Assert.True(ns.TryDecompress(e, output, out _));
+        long decompressed = GC.GetAllocatedBytesForCurrentThread();
+
+        // Sampling rents and returns pooled buffers; the shared pool may still create one now and then.
+        Assert.True(compressed - before <= documents.Length * 2, $"compress allocated {(compressed - before) / (double)documents.Length:F1} B per document");
+        Assert.Equal(0, decompressed - compressed);
+    }
+}
