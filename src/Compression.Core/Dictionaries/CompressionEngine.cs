@@ -31,6 +31,7 @@ public sealed class CompressionEngine : IAsyncDisposable
     private int _polling;
     private int _disposed;
     private long _useClock = 1;
+    private long _sequence;
 
     /// <summary>Creates an engine over <paramref name="store"/>. The options are validated and copied.</summary>
     /// <exception cref="ArgumentException">The options are invalid; the message lists every problem with its configuration key.</exception>
@@ -55,7 +56,7 @@ public sealed class CompressionEngine : IAsyncDisposable
 
     internal TrainingCoordinator Coordinator { get; }
 
-    /// <summary>The coarse clock namespaces are stamped with when used (it moves at every poll and every new namespace).</summary>
+    /// <summary>The coarse clock namespaces are stamped with when used: it moves one tick at every poll.</summary>
     internal long UseClock => Volatile.Read(ref _useClock);
 
     /// <summary>Test and replay hook: run training on the writing thread instead of in the background.</summary>
@@ -83,12 +84,12 @@ public sealed class CompressionEngine : IAsyncDisposable
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
 
         NamespaceOptions settings = _options.Namespaces.TryGetValue(name, out var specific) ? specific : _options.Defaults;
-        var state = new NamespaceState(name, settings, Random);
+        var state = new NamespaceState(name, settings, Random) { Sequence = Interlocked.Increment(ref _sequence) };
         var created = new CompressionNamespace(this, state);
         handle = _namespaces.GetOrAdd(name, created);
         if (!ReferenceEquals(handle, created)) return handle;
 
-        state.Touch(Interlocked.Increment(ref _useClock));
+        state.Touch(UseClock);
         if (_namespaces.Count > _options.MaxNamespaces) EvictLeastRecentlyUsed(keep: handle);
         _background.Run(async token =>
         {
@@ -123,8 +124,8 @@ public sealed class CompressionEngine : IAsyncDisposable
     {
         foreach (var handle in _namespaces.Values)
         {
-            NamespaceState state = handle.State;
-            await Coordinator.TryRefreshAsync(state, cancellationToken).ConfigureAwait(false);
+            NamespaceState state = handle.State0; // a poll is not a use: it must not keep idle namespaces alive
+            if (!state.Evicted) await Coordinator.TryRefreshAsync(state, cancellationToken).ConfigureAwait(false);
         }
     }
 
@@ -206,8 +207,9 @@ public sealed class CompressionEngine : IAsyncDisposable
     {
         int excess = _namespaces.Count - _options.MaxNamespaces;
         if (excess <= 0) return;
+        excess += _options.MaxNamespaces / 8; // a batch, so that a stream of new namespaces does not sort the registry at every one
         foreach (var (name, handle) in _namespaces.Where(e => !ReferenceEquals(e.Value, keep) && !e.Value.State0.IsTraining)
-                     .OrderBy(e => e.Value.State0.LastUse).Take(excess).ToList())
+                     .OrderBy(e => e.Value.State0.LastUse).ThenBy(e => e.Value.State0.Sequence).Take(excess).ToList())
         {
             Evict(name, handle);
         }

@@ -51,6 +51,9 @@ internal sealed class NamespaceState
 
     public long LastUse => Volatile.Read(ref _lastUse);
 
+    /// <summary>The order namespaces were created in: among namespaces last used in the same tick, the oldest goes first.</summary>
+    public long Sequence { get; init; }
+
     /// <summary>When the last training run started (TimeProvider timestamp), 0 before the first.</summary>
     public long LastTrainingTimestamp;
 
