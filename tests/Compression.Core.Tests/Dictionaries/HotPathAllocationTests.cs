@@ -36,8 +36,10 @@ public sealed class HotPathAllocationTests
         foreach (byte[] e in envelopes) Assert.True(ns.TryDecompress(e, output, out _));
         long decompressed = GC.GetAllocatedBytesForCurrentThread();
 
-        // Sampling rents and returns pooled buffers; the shared pool may still create one now and then.
-        Assert.True(compressed - before <= documents.Length * 2, $"compress allocated {(compressed - before) / (double)documents.Length:F1} B per document");
-        Assert.Equal(0, decompressed - compressed);
+        // Any allocation per operation is at least 8 bytes a document. What is allowed is rare: sampling rents pooled
+        // buffers that the shared pool may have to create, and codec contexts are pooled process-wide, so a test running
+        // in parallel can empty a pool and make this thread create a context (about 56 bytes).
+        Assert.True(compressed - before <= documents.Length * 2, $"compress allocated {(compressed - before) / (double)documents.Length:F2} B per document");
+        Assert.True(decompressed - compressed <= documents.Length / 8, $"decompress allocated {(decompressed - compressed) / (double)documents.Length:F2} B per document");
     }
 }
