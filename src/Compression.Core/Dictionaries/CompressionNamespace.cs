@@ -81,23 +81,7 @@ public sealed class CompressionNamespace
 
     /// <summary>Compresses a document held in a sequence (copied once into a pooled buffer when it has several segments).</summary>
     /// <inheritdoc cref="TryCompress" path="/exception"/>
-    public void Compress(in ReadOnlySequence<byte> document, IBufferWriter<byte> destination)
-    {
-        if (document.IsSingleSegment)
-        {
-            Compress(document.FirstSpan, destination);
-            return;
-        }
-        byte[] rented = Rent(document);
-        try
-        {
-            Compress(rented.AsSpan(0, (int)document.Length), destination);
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(rented, clearArray: true);
-        }
-    }
+    public void Compress(in ReadOnlySequence<byte> document, IBufferWriter<byte> destination) => Contiguous(document, destination, compress: true);
 
     /// <summary>Compresses into a new array. Allocates; prefer the span or buffer-writer overloads on hot paths.</summary>
     /// <inheritdoc cref="TryCompress" path="/exception"/>
@@ -156,23 +140,7 @@ public sealed class CompressionNamespace
 
     /// <summary>Decompresses an envelope held in a sequence (copied once into a pooled buffer when it has several segments).</summary>
     /// <inheritdoc cref="TryDecompress" path="/exception"/>
-    public void Decompress(in ReadOnlySequence<byte> envelope, IBufferWriter<byte> destination)
-    {
-        if (envelope.IsSingleSegment)
-        {
-            Decompress(envelope.FirstSpan, destination);
-            return;
-        }
-        byte[] rented = Rent(envelope);
-        try
-        {
-            Decompress(rented.AsSpan(0, (int)envelope.Length), destination);
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(rented, clearArray: true);
-        }
-    }
+    public void Decompress(in ReadOnlySequence<byte> envelope, IBufferWriter<byte> destination) => Contiguous(envelope, destination, compress: false);
 
     /// <summary>Decompresses into a new array. Allocates.</summary>
     /// <inheritdoc cref="TryDecompress" path="/exception"/>
@@ -234,11 +202,27 @@ public sealed class CompressionNamespace
     private ZstdDictionary? GetDictionary(NamespaceState state, in EnvelopeHeader header) =>
         header.DictionaryId is uint id ? _engine.Catalog.Get(id, state.Name) : null;
 
-    private static byte[] Rent(in ReadOnlySequence<byte> sequence)
+    /// <summary>Runs the span form on a sequence: as is when it has one segment, else copied once into a pooled buffer.</summary>
+    private void Contiguous(in ReadOnlySequence<byte> value, IBufferWriter<byte> destination, bool compress)
     {
-        if (sequence.Length > Array.MaxLength) throw new ArgumentException($"The value has {sequence.Length} bytes, more than an array holds.", nameof(sequence));
-        byte[] rented = ArrayPool<byte>.Shared.Rent((int)sequence.Length);
-        sequence.CopyTo(rented);
-        return rented;
+        if (value.IsSingleSegment)
+        {
+            if (compress) Compress(value.FirstSpan, destination);
+            else Decompress(value.FirstSpan, destination);
+            return;
+        }
+        if (value.Length > Array.MaxLength) throw new ArgumentException($"The value has {value.Length} bytes, more than an array holds.", nameof(value));
+        int length = (int)value.Length;
+        byte[] rented = ArrayPool<byte>.Shared.Rent(length);
+        try
+        {
+            value.CopyTo(rented);
+            if (compress) Compress(rented.AsSpan(0, length), destination);
+            else Decompress(rented.AsSpan(0, length), destination);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(rented, clearArray: true);
+        }
     }
 }
