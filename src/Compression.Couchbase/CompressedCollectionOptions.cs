@@ -1,0 +1,15 @@
+using Couchbase.Core.IO.Transcoders;
+
+namespace Compression.Couchbase;
+
+/// <summary>How a compressed collection writes and reads its documents (its compression settings come from the engine's namespace).</summary>
+public sealed class CompressedCollectionOptions
+{
+    /// <summary>Whether new documents are written compressed; documents of both forms are always read.</summary>
+    /// <value>Defaults to <see langword="true"/>. <see langword="false"/> writes plain JSON, for switching compression off without losing anything.</value>
+    public bool Compress { get; set; } = true;
+
+    /// <summary>The transcoder that turns values into JSON and back, before compression and after decompression.</summary>
+    /// <value>Defaults to <see langword="null"/>: the SDK's <see cref="JsonTranscoder"/> with its default serializer.</value>
+    public ITypeTranscoder? JsonTranscoder { get; set; }
+}

@@ -1,0 +1,106 @@
+using Compression.Couchbase.Internal;
+using Compression.Dictionaries;
+using Couchbase.Core.IO.Operations;
+using Couchbase.Core.IO.Serializers;
+using Couchbase.Core.IO.Transcoders;
+
+namespace Compression.Couchbase;
+
+/// <summary>
+/// An <see cref="ITypeTranscoder"/> that stores JSON documents compressed: the document is serialized by the inner
+/// transcoder (JSON), compressed with the collection's <see cref="CompressionNamespace"/> into an envelope, and written
+/// as the body with <see cref="DataFormat.Binary"/> flags. It reads both forms: a binary body that is an envelope (magic
+/// 0xC5) is decompressed and then deserialized by the inner transcoder; a JSON-flagged body (a legacy document, or one
+/// written with <see cref="Compress"/> off) goes to the inner transcoder as it is. So compression can be switched on and
+/// off at will. Values the inner transcoder does not write as JSON (byte arrays, for instance) pass through untouched.
+/// </summary>
+/// <remarks>
+/// <see cref="ITypeTranscoder.Decode{T}"/> is synchronous: an envelope that names a dictionary not yet in memory can
+/// only be decoded if it was loaded first (<see cref="CompressionNamespace.EnsureDictionaryAsync"/>). The collection
+/// decorator (<see cref="CouchbaseCollectionCompressionExtensions.WithCompression"/>) does that before every decode; use
+/// this transcoder on its own only where that is taken care of. Thread-safe.
+/// </remarks>
+public sealed class CompressingTranscoder : ITypeTranscoder
+{
+    private readonly ITypeTranscoder _inner;
+
+    /// <summary>Creates a transcoder for one collection.</summary>
+    /// <param name="namespace">The collection's namespace (<c>bucket.scope.collection</c>) from the engine.</param>
+    /// <param name="inner">The transcoder that turns values into JSON and back; the SDK's <see cref="JsonTranscoder"/> when null.</param>
+    /// <param name="compress">Whether new documents are compressed (<see langword="false"/> writes plain JSON; both are read).</param>
+    public CompressingTranscoder(CompressionNamespace @namespace, ITypeTranscoder? inner = null, bool compress = true)
+    {
+        ArgumentNullException.ThrowIfNull(@namespace);
+        Namespace = @namespace;
+        _inner = inner ?? new JsonTranscoder();
+        Compress = compress;
+    }
+
+    /// <summary>The namespace documents are compressed with.</summary>
+    public CompressionNamespace Namespace { get; }
+
+    /// <summary>Whether new documents are written compressed.</summary>
+    /// <value><see langword="true"/> unless the transcoder was created with compression off.</value>
+    public bool Compress { get; }
+
+    /// <summary>The inner transcoder's serializer (the one JSON is written and read with).</summary>
+    public ITypeSerializer? Serializer
+    {
+        get => _inner.Serializer;
+        set => _inner.Serializer = value;
+    }
+
+    /// <summary>Binary flags for a value the inner transcoder would write as JSON, when compressing; the inner flags otherwise.</summary>
+    public Flags GetFormat<T>(T value)
+    {
+        Flags inner = _inner.GetFormat(value);
+        return Compress && inner.DataFormat == DataFormat.Json
+            ? new Flags { DataFormat = DataFormat.Binary, Compression = global::Couchbase.Core.IO.Operations.Compression.None, TypeCode = inner.TypeCode }
+            : inner;
+    }
+
+    /// <summary>Serializes <paramref name="value"/> to JSON and writes its envelope (or, when not compressing, the JSON).</summary>
+    public void Encode<T>(Stream stream, T value, Flags flags, OpCode opcode)
+    {
+        ArgumentNullException.ThrowIfNull(stream);
+        Flags inner = _inner.GetFormat(value);
+        if (!Compress || inner.DataFormat != DataFormat.Json || flags.DataFormat != DataFormat.Binary)
+        {
+            _inner.Encode(stream, value, flags, opcode);
+            return;
+        }
+        using var json = new PooledBufferStream();
+        _inner.Encode(json, value, inner, opcode);
+        if (stream is System.Buffers.IBufferWriter<byte> writer)
+        {
+            // The SDK's operation builder is a buffer writer: the envelope goes straight into the request.
+            Namespace.Compress(json.WrittenSpan, writer);
+            return;
+        }
+        using var envelope = new PooledBufferStream(CompressionNamespace.GetMaxCompressedLength(json.WrittenSpan.Length));
+        Namespace.Compress(json.WrittenSpan, envelope);
+        stream.Write(envelope.WrittenSpan);
+    }
+
+    /// <summary>Decompresses an envelope and deserializes the document, or hands a JSON (legacy) body to the inner transcoder.</summary>
+    /// <exception cref="InvalidDataException">A binary body that is not an envelope, or a corrupt envelope.</exception>
+    /// <exception cref="DictionaryNotFoundException">The envelope names a dictionary that is not in memory (load it first).</exception>
+    public T? Decode<T>(ReadOnlyMemory<byte> buffer, Flags flags, OpCode opcode)
+    {
+        if (typeof(T) == typeof(RawBody)) return (T)(object)new RawBody(buffer, flags);
+        if (flags.DataFormat != DataFormat.Binary || IsRawType<T>()) return _inner.Decode<T>(buffer, flags, opcode);
+        if (!DocumentEnvelope.IsEnvelope(buffer.Span))
+        {
+            throw new InvalidDataException(
+                $"The body has binary flags but is not a compressed envelope (its first byte is 0x{(buffer.IsEmpty ? 0 : buffer.Span[0]):X2}, not 0x{DocumentEnvelope.Magic:X2}); it cannot be read as {typeof(T).Name}.");
+        }
+        using var json = new PooledBufferStream(Math.Max(256, buffer.Length * 4));
+        Namespace.Decompress(buffer.Span, json);
+        Flags jsonFlags = flags;
+        jsonFlags.DataFormat = DataFormat.Json;
+        return _inner.Decode<T>(json.WrittenMemory, jsonFlags, opcode);
+    }
+
+    private static bool IsRawType<T>() =>
+        typeof(T) == typeof(byte[]) || typeof(T) == typeof(System.Buffers.IMemoryOwner<byte>);
+}

@@ -1,0 +1,43 @@
+using Compression.Couchbase.Internal;
+using Compression.Dictionaries;
+using Couchbase.KeyValue;
+
+namespace Compression.Couchbase;
+
+/// <summary>Makes a Couchbase collection compress its documents.</summary>
+public static class CouchbaseCollectionCompressionExtensions
+{
+    /// <summary>
+    /// Returns <paramref name="collection"/> with its documents compressed by <paramref name="engine"/>'s namespace
+    /// <c>bucket.scope.collection</c>: writes (upsert, insert, replace) store envelopes with binary flags, reads decode
+    /// envelopes and plain JSON alike, loading an unknown dictionary asynchronously before decoding. Operations that work
+    /// inside a body (sub-document, append/prepend, scans) throw <see cref="NotSupportedException"/>; remove, exists,
+    /// touch, unlock and counters pass through. Every operation's options get the collection's transcoder (it replaces
+    /// any transcoder given there). Keep the returned collection: it is cheap, but creating one per operation is waste.
+    /// </summary>
+    /// <param name="collection">The SDK's collection.</param>
+    /// <param name="engine">The compression engine (one per application and dictionary store).</param>
+    /// <param name="options">Compression on or off, and the JSON transcoder; the defaults when null.</param>
+    public static ICouchbaseCollection WithCompression(this ICouchbaseCollection collection, CompressionEngine engine, CompressedCollectionOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(collection);
+        ArgumentNullException.ThrowIfNull(engine);
+        if (collection is CompressedCollection compressed) collection = compressed.Inner;
+        string name = NamespaceName(collection);
+        CompressionNamespace @namespace = engine.GetNamespace(name);
+        var transcoder = new CompressingTranscoder(@namespace, options?.JsonTranscoder, options?.Compress ?? true);
+        return new CompressedCollection(collection, transcoder);
+    }
+
+    /// <summary>The transcoder of a collection returned by <see cref="WithCompression"/>, or <see langword="null"/> for any other collection.</summary>
+    public static CompressingTranscoder? GetCompressingTranscoder(this ICouchbaseCollection collection) =>
+        (collection as CompressedCollection)?.Transcoder;
+
+    /// <summary>The compression namespace of a collection: <c>bucket.scope.collection</c>.</summary>
+    public static string NamespaceName(ICouchbaseCollection collection)
+    {
+        ArgumentNullException.ThrowIfNull(collection);
+        IScope scope = collection.Scope;
+        return $"{scope.Bucket.Name}.{scope.Name}.{collection.Name}";
+    }
+}

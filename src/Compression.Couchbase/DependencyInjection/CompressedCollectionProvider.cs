@@ -1,0 +1,72 @@
+using System.Collections.Concurrent;
+using Compression.Dictionaries;
+using Couchbase.Extensions.DependencyInjection;
+using Couchbase.KeyValue;
+using Microsoft.Extensions.Options;
+
+namespace Compression.Couchbase;
+
+/// <summary>
+/// Hands out compressed collections (registered by <c>.AddCouchbase(...)</c> on the document compression builder): the
+/// SDK's collection, opened through its <see cref="IBucketProvider"/>, decorated with the application's engine. Each
+/// collection is opened once and kept. Thread-safe.
+/// </summary>
+public sealed class CompressedCollectionProvider
+{
+    private readonly IBucketProvider _buckets;
+    private readonly CompressionEngine _engine;
+    private readonly CouchbaseCompressionOptions _options;
+    private readonly CompressionEngineOptions _engineOptions;
+    private readonly ConcurrentDictionary<string, Lazy<Task<ICouchbaseCollection>>> _collections = new(StringComparer.Ordinal);
+
+    internal CompressedCollectionProvider(IBucketProvider buckets, CompressionEngine engine, IOptions<CouchbaseCompressionOptions> options,
+        IOptions<CompressionEngineOptions> engineOptions)
+    {
+        _buckets = buckets;
+        _engine = engine;
+        _options = options.Value;
+        _engineOptions = engineOptions.Value;
+    }
+
+    /// <summary>The compressed collection <c>bucket.scope.collection</c>, opened on first use.</summary>
+    /// <exception cref="InvalidOperationException">The bucket, scope or collection could not be opened; the message names it and its settings' configuration key.</exception>
+    public async ValueTask<ICouchbaseCollection> GetCollectionAsync(string bucketName, string scopeName = "_default", string collectionName = "_default")
+    {
+        ArgumentException.ThrowIfNullOrEmpty(bucketName);
+        ArgumentException.ThrowIfNullOrEmpty(scopeName);
+        ArgumentException.ThrowIfNullOrEmpty(collectionName);
+        string name = $"{bucketName}.{scopeName}.{collectionName}";
+        Lazy<Task<ICouchbaseCollection>> entry = _collections.GetOrAdd(name, _ => new Lazy<Task<ICouchbaseCollection>>(() => OpenAsync(bucketName, scopeName, collectionName, name)));
+        try
+        {
+            return await entry.Value.ConfigureAwait(false);
+        }
+        catch
+        {
+            _collections.TryRemove(new KeyValuePair<string, Lazy<Task<ICouchbaseCollection>>>(name, entry)); // the next call tries again
+            throw;
+        }
+    }
+
+    private async Task<ICouchbaseCollection> OpenAsync(string bucketName, string scopeName, string collectionName, string name)
+    {
+        ICouchbaseCollection collection;
+        try
+        {
+            var bucket = await _buckets.GetBucketAsync(bucketName).ConfigureAwait(false);
+            var scope = await bucket.ScopeAsync(scopeName).ConfigureAwait(false);
+            collection = await scope.CollectionAsync(collectionName).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is not OutOfMemoryException)
+        {
+            throw new InvalidOperationException(
+                $"Could not open the compressed collection '{name}' (bucket '{bucketName}', scope '{scopeName}', collection '{collectionName}'; " +
+                $"its settings: {SettingsKey(name)}): {ex.Message}", ex);
+        }
+        return collection.WithCompression(_engine, new CompressedCollectionOptions { Compress = _options.Compress, JsonTranscoder = _options.JsonTranscoder });
+    }
+
+    private string SettingsKey(string name) => _engineOptions.Namespaces.ContainsKey(name)
+        ? $"{CompressionEngineOptions.SectionName}:Namespaces:{name}"
+        : $"{CompressionEngineOptions.SectionName}:Defaults (there is no {CompressionEngineOptions.SectionName}:Namespaces:{name})";
+}

@@ -1,0 +1,259 @@
+using Compression.Dictionaries;
+using Couchbase.Core.Exceptions.KeyValue;
+using Couchbase.KeyValue;
+using Couchbase.KeyValue.RangeScan;
+using Couchbase.Management.Query;
+
+namespace Compression.Couchbase.Internal;
+
+/// <summary>
+/// A collection whose documents are compressed: every key-value operation that carries a body gets the collection's
+/// <see cref="CompressingTranscoder"/> in its options (it replaces any transcoder given there); reads fetch the body,
+/// load the dictionary its envelope names if needed (asynchronously), and only then hand back a result whose
+/// <c>ContentAs&lt;T&gt;</c> decodes synchronously. Operations that work inside a body fail with <see cref="NotSupportedException"/>.
+/// </summary>
+internal sealed class CompressedCollection : ICouchbaseCollection
+{
+    private readonly ICouchbaseCollection _inner;
+    private readonly CompressingTranscoder _transcoder;
+    private readonly UpsertOptions _upsert;
+    private readonly InsertOptions _insert;
+    private readonly ReplaceOptions _replace;
+
+    public CompressedCollection(ICouchbaseCollection inner, CompressingTranscoder transcoder)
+    {
+        _inner = inner;
+        _transcoder = transcoder;
+        // Shared by every call that brings no options: the SDK only reads them (as it does its own Default instances).
+        _upsert = new UpsertOptions().Transcoder(transcoder);
+        _insert = new InsertOptions().Transcoder(transcoder);
+        _replace = new ReplaceOptions().Transcoder(transcoder);
+        Binary = new CounterOnlyBinaryCollection(inner.Binary, this);
+    }
+
+    /// <summary><c>bucket.scope.collection</c>.</summary>
+    public string FullName => _transcoder.Namespace.Name;
+
+    public CompressingTranscoder Transcoder => _transcoder;
+
+    public ICouchbaseCollection Inner => _inner;
+
+    public uint? Cid => _inner.Cid;
+
+    public string Name => _inner.Name;
+
+    public IScope Scope => _inner.Scope;
+
+    public IBinaryCollection Binary { get; }
+
+    public bool IsDefaultCollection => _inner.IsDefaultCollection;
+
+    public bool SubdocAccessDeleted => _inner.SubdocAccessDeleted;
+
+    public ICollectionQueryIndexManager QueryIndexes => _inner.QueryIndexes;
+
+    public async Task<IGetResult> GetAsync(string id, GetOptions? options = null)
+    {
+        CancellationToken token = default;
+        if (options is not null)
+        {
+            GetOptions.ReadOnly read = options.AsReadOnly();
+            if (read.ProjectList.Count > 0) throw Refused("Get with a projection", id);
+            if (read.IncludeExpiry) throw Refused("Get with expiry", id);
+            token = read.Token;
+        }
+        options = (options ?? new GetOptions()).Transcoder(_transcoder);
+        IGetResult result = await _inner.GetAsync(id, options).ConfigureAwait(false);
+        return await ReadyAsync(result, id, token).ConfigureAwait(false);
+    }
+
+    public async Task<IGetResult> GetAndTouchAsync(string id, TimeSpan expiry, GetAndTouchOptions? options = null)
+    {
+        CancellationToken token = options?.AsReadOnly().Token ?? default;
+        options = (options ?? new GetAndTouchOptions()).Transcoder(_transcoder);
+        IGetResult result = await _inner.GetAndTouchAsync(id, expiry, options).ConfigureAwait(false);
+        return await ReadyAsync(result, id, token).ConfigureAwait(false);
+    }
+
+    public async Task<IGetResult> GetAndLockAsync(string id, TimeSpan expiry, GetAndLockOptions? options = null)
+    {
+        CancellationToken token = options?.AsReadOnly().Token ?? default;
+        options = (options ?? new GetAndLockOptions()).Transcoder(_transcoder);
+        IGetResult result = await _inner.GetAndLockAsync(id, expiry, options).ConfigureAwait(false);
+        return await ReadyAsync(result, id, token).ConfigureAwait(false);
+    }
+
+    public async Task<IGetReplicaResult> GetAnyReplicaAsync(string id, GetAnyReplicaOptions? options = null)
+    {
+        CancellationToken token = options?.AsReadOnly().Token ?? default;
+        options = (options ?? new GetAnyReplicaOptions()).Transcoder(_transcoder);
+        IGetReplicaResult result = await _inner.GetAnyReplicaAsync(id, options).ConfigureAwait(false);
+        return (IGetReplicaResult)await ReadyAsync(result, id, token).ConfigureAwait(false);
+    }
+
+    public IEnumerable<Task<IGetReplicaResult>> GetAllReplicasAsync(string id, GetAllReplicasOptions? options = null)
+    {
+        CancellationToken token = options?.AsReadOnly().Token ?? default;
+        options = (options ?? new GetAllReplicasOptions()).Transcoder(_transcoder);
+        foreach (Task<IGetReplicaResult> replica in _inner.GetAllReplicasAsync(id, options))
+        {
+            yield return ReadyReplicaAsync(replica, id, token);
+        }
+    }
+
+    public Task<IExistsResult> ExistsAsync(string id, ExistsOptions? options = null) => _inner.ExistsAsync(id, options);
+
+    public Task<IMutationResult> UpsertAsync<T>(string id, T content, UpsertOptions? options = null) =>
+        _inner.UpsertAsync(id, content, options is null ? _upsert : options.Transcoder(_transcoder));
+
+    public Task<IMutationResult> InsertAsync<T>(string id, T content, InsertOptions? options = null) =>
+        _inner.InsertAsync(id, content, options is null ? _insert : options.Transcoder(_transcoder));
+
+    public Task<IMutationResult> ReplaceAsync<T>(string id, T content, ReplaceOptions? options = null) =>
+        _inner.ReplaceAsync(id, content, options is null ? _replace : options.Transcoder(_transcoder));
+
+    public Task RemoveAsync(string id, RemoveOptions? options = null) => _inner.RemoveAsync(id, options);
+
+    [Obsolete("Use overload that does not have a Type parameter T.")]
+    public Task UnlockAsync<T>(string id, ulong cas, UnlockOptions? options = null) => _inner.UnlockAsync(id, cas, options);
+
+    public Task UnlockAsync(string id, ulong cas, UnlockOptions? options = null) => _inner.UnlockAsync(id, cas, options);
+
+    public Task TouchAsync(string id, TimeSpan expiry, TouchOptions? options = null) => _inner.TouchAsync(id, expiry, options);
+
+    public Task<IMutationResult?> TouchWithCasAsync(string id, TimeSpan expiry, TouchOptions? options = null) => _inner.TouchWithCasAsync(id, expiry, options);
+
+    public Task<ILookupInResult> LookupInAsync(string id, IEnumerable<LookupInSpec> specs, LookupInOptions? options = null) =>
+        throw Refused("LookupIn (sub-document)", id);
+
+    public Task<ILookupInReplicaResult> LookupInAnyReplicaAsync(string id, IEnumerable<LookupInSpec> specs, LookupInAnyReplicaOptions? options = null) =>
+        throw Refused("LookupInAnyReplica (sub-document)", id);
+
+    public IAsyncEnumerable<ILookupInReplicaResult> LookupInAllReplicasAsync(string id, IEnumerable<LookupInSpec> specs, LookupInAllReplicasOptions? options = null) =>
+        throw Refused("LookupInAllReplicas (sub-document)", id);
+
+    public Task<IMutateInResult> MutateInAsync(string id, IEnumerable<MutateInSpec> specs, MutateInOptions? options = null) =>
+        throw Refused("MutateIn (sub-document)", id);
+
+    public IAsyncEnumerable<IScanResult> ScanAsync(IScanType scanType, ScanOptions? options = null) =>
+        throw Refused("Scan (range and sampling scans return bodies undecoded)", id: null);
+
+    public override string ToString() => $"compressed collection {FullName}";
+
+    internal NotSupportedException Refused(string operation, string? id) => new(
+        $"{operation} is not supported on the compressed collection '{FullName}'{(id is null ? "" : $" (document '{id}')")}: " +
+        "compressed documents are opaque binary bodies to the server, so sub-document operations, appends, scans, N1QL and Search " +
+        "cannot see into them. Read the whole document with GetAsync and write it back with ReplaceAsync.");
+
+    private async Task<IGetResult> ReadyAsync(IGetResult result, string id, CancellationToken cancellationToken)
+    {
+        try
+        {
+            RawBody body = result.ContentAs<RawBody>()!;
+            if (body.IsEnvelope)
+            {
+                ValueTask load = _transcoder.Namespace.EnsureDictionaryAsync(body.Data.Span, cancellationToken);
+                if (!load.IsCompletedSuccessfully) await load.ConfigureAwait(false);
+            }
+        }
+        catch (DictionaryNotFoundException ex)
+        {
+            result.Dispose();
+            throw new DictionaryNotFoundException(ex.DictionaryId, ex.Namespace ?? FullName,
+                $"document '{id}' in collection '{FullName}' names it ({ex.Message.TrimEnd('.')})", ex);
+        }
+        catch (InvalidDataException ex)
+        {
+            result.Dispose();
+            throw Corrupt(id, ex);
+        }
+        catch
+        {
+            result.Dispose();
+            throw;
+        }
+        return result is IGetReplicaResult replica ? new CompressedGetReplicaResult(replica, this, id) : new CompressedGetResult(result, this, id);
+    }
+
+    private async Task<IGetReplicaResult> ReadyReplicaAsync(Task<IGetReplicaResult> replica, string id, CancellationToken cancellationToken) =>
+        (IGetReplicaResult)await ReadyAsync(await replica.ConfigureAwait(false), id, cancellationToken).ConfigureAwait(false);
+
+    internal InvalidDataException Corrupt(string id, InvalidDataException inner) =>
+        new($"Document '{id}' in the compressed collection '{FullName}' cannot be read: {inner.Message}", inner);
+}
+
+/// <summary>A get result that names the document and collection when its body cannot be decoded.</summary>
+internal class CompressedGetResult(IGetResult inner, CompressedCollection collection, string id) : IGetResult
+{
+    public ulong Cas => inner.Cas;
+
+    [Obsolete("This property is no longer supported; use ExpiryTime instead.")]
+    public TimeSpan? Expiry => inner.Expiry;
+
+    public DateTime? ExpiryTime => inner.ExpiryTime;
+
+    public T? ContentAs<T>()
+    {
+        try
+        {
+            return inner.ContentAs<T>();
+        }
+        catch (InvalidDataException ex)
+        {
+            throw collection.Corrupt(id, ex);
+        }
+        catch (DictionaryNotFoundException ex)
+        {
+            throw new DictionaryNotFoundException(ex.DictionaryId, ex.Namespace ?? collection.FullName,
+                $"document '{id}' in collection '{collection.FullName}' names it ({ex.Message.TrimEnd('.')})", ex);
+        }
+    }
+
+    public void Dispose()
+    {
+        inner.Dispose();
+        GC.SuppressFinalize(this);
+    }
+}
+
+/// <summary>The replica form of <see cref="CompressedGetResult"/>.</summary>
+internal sealed class CompressedGetReplicaResult(IGetReplicaResult inner, CompressedCollection collection, string id)
+    : CompressedGetResult(inner, collection, id), IGetReplicaResult
+{
+    public bool IsActive => inner.IsActive;
+}
+
+/// <summary>
+/// The binary operations of a compressed collection: counters pass through (a counter is a number the server keeps, never
+/// compressed); append and prepend would splice raw bytes into an envelope and are refused.
+/// </summary>
+internal sealed class CounterOnlyBinaryCollection(IBinaryCollection inner, CompressedCollection collection) : IBinaryCollection
+{
+    public Task<IMutationResult> AppendAsync(string id, byte[] value, AppendOptions? options = null) => throw collection.Refused("Append", id);
+
+    public Task<IMutationResult> PrependAsync(string id, byte[] value, PrependOptions? options = null) => throw collection.Refused("Prepend", id);
+
+    public async Task<ICounterResult> IncrementAsync(string id, IncrementOptions? options = null)
+    {
+        try
+        {
+            return await inner.IncrementAsync(id, options).ConfigureAwait(false);
+        }
+        catch (DeltaInvalidException ex)
+        {
+            throw new NotSupportedException(collection.Refused("Increment", id).Message + " (The server says the document is not a number: a compressed document never is.)", ex);
+        }
+    }
+
+    public async Task<ICounterResult> DecrementAsync(string id, DecrementOptions? options = null)
+    {
+        try
+        {
+            return await inner.DecrementAsync(id, options).ConfigureAwait(false);
+        }
+        catch (DeltaInvalidException ex)
+        {
+            throw new NotSupportedException(collection.Refused("Decrement", id).Message + " (The server says the document is not a number: a compressed document never is.)", ex);
+        }
+    }
+}

@@ -1,0 +1,114 @@
+using System.Text;
+using Compression.Dictionaries;
+using Couchbase.KeyValue;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Compression.Couchbase.Tests.Adapter;
+
+/// <summary>The dictionary store in the bucket, called directly through the SDK.</summary>
+public sealed class CouchbaseDictionaryStoreTests(ITestOutputHelper output) : IAsyncLifetime
+{
+    private const string Ns = "travel.inventory.hotels";
+    private CouchbaseTarget _target = null!;
+
+    public async Task InitializeAsync() => _target = await CouchbaseTarget.StartAsync(output);
+
+    public async Task DisposeAsync() => await _target.DisposeAsync();
+
+    private static DictionaryRecord Record(uint id, int version, string ns = Ns, byte fill = 1)
+    {
+        byte[] content = Enumerable.Range(0, 512).Select(i => (byte)(i * fill)).ToArray();
+        return new DictionaryRecord
+        {
+            Id = id, Namespace = ns, Version = version, Content = content, ContentHash = DictionaryRecord.ComputeContentHash(content),
+            Created = new DateTimeOffset(2026, 11, 24, 10, 0, 0, TimeSpan.Zero), Level = 3, SampleCount = 100, Ratio = 3.5,
+        };
+    }
+
+    [Fact]
+    public async Task Publish_is_insert_only_the_loser_gets_the_winner_and_ids_are_unique()
+    {
+        Client a = await _target.ConnectAsync();
+        Client b = await _target.ConnectAsync();
+
+        Assert.Null(await a.Store.GetCurrentAsync(Ns));
+        DictionaryRecord[] winners = await Task.WhenAll(a.Store.PublishAsync(Record(11, 1)).AsTask(), b.Store.PublishAsync(Record(12, 1, fill: 3)).AsTask());
+        Assert.Equal(winners[0].Id, winners[1].Id);
+        uint winner = winners[0].Id;
+        uint loser = winner == 11 ? 12u : 11u;
+        Assert.Null(await a.Store.GetAsync(loser)); // the loser's record is gone: nothing names it
+        await Assert.ThrowsAsync<DictionaryIdConflictException>(() => a.Store.PublishAsync(Record(winner, 2, fill: 5)).AsTask());
+        DictionaryRecord v2 = await b.Store.PublishAsync(Record(21, 2, fill: 7));
+
+        Client cold = await _target.ConnectAsync();
+        Assert.Equal(v2, await cold.Store.GetCurrentAsync(Ns) is { } current ? current with { Content = v2.Content } : null);
+        Assert.Equal(v2.Content.ToArray(), (await cold.Store.GetAsync(21))!.Content.ToArray());
+        Assert.Equal([winner, 21u], await cold.Store.ListAsync(Ns).Select(r => r.Id).ToArrayAsync());
+        Assert.Equal([winner, 21u], await cold.Store.ListAsync().Select(r => r.Id).ToArrayAsync());
+        // An old version asked for again returns what is stored, not the candidate.
+        Assert.Equal(winner, (await cold.Store.PublishAsync(Record(99, 1))).Id);
+        await Assert.ThrowsAsync<ArgumentException>(() => cold.Store.PublishAsync(Record(98, 4)).AsTask());
+    }
+
+    [Fact]
+    public async Task The_current_hint_is_only_a_hint_a_wrong_or_broken_one_is_corrected_by_probing()
+    {
+        Client a = await _target.ConnectAsync();
+        await a.Store.PublishAsync(Record(31, 1));
+        await a.Store.PublishAsync(Record(32, 2, fill: 3));
+        var raw = new RawJsonWriter(a.Plain);
+
+        await raw.PutAsync(a.Store.HintKey(Ns), """{"namespace":"travel.inventory.hotels","version":9}""");
+        Assert.Equal(32u, (await (await _target.ConnectAsync()).Store.GetCurrentAsync(Ns))!.Id);
+        await raw.PutAsync(a.Store.HintKey(Ns), """not json""");
+        Assert.Equal(32u, (await (await _target.ConnectAsync()).Store.GetCurrentAsync(Ns))!.Id);
+        await raw.PutAsync(a.Store.HintKey(Ns), """{"version":1}""");
+        Assert.Equal(32u, (await (await _target.ConnectAsync()).Store.GetCurrentAsync(Ns))!.Id);
+    }
+
+    [Fact]
+    public async Task Damaged_records_are_refused_naming_the_store_and_key()
+    {
+        Client a = await _target.ConnectAsync();
+        await a.Store.PublishAsync(Record(41, 1));
+        var raw = new RawJsonWriter(a.Plain);
+
+        // Too large: refused before it is parsed.
+        await raw.PutAsync(a.Store.RecordKey(42), "\"" + new string('A', 2 * 1024 * 1024) + "\"");
+        var tooLarge = await Assert.ThrowsAsync<InvalidDataException>(() => a.Store.GetAsync(42).AsTask());
+        Assert.Contains("was not parsed", tooLarge.Message, StringComparison.Ordinal);
+        // A record under another id's key.
+        string moved = Encoding.UTF8.GetString((await CouchbaseTarget.ReadRawAsync(a.Plain, a.Store.RecordKey(41))).Data.Span);
+        await raw.PutAsync(a.Store.RecordKey(43), moved);
+        Assert.Contains("says it is dictionary 41", (await Assert.ThrowsAsync<InvalidDataException>(() => a.Store.GetAsync(43).AsTask())).Message, StringComparison.Ordinal);
+        // A field missing.
+        await raw.PutAsync(a.Store.RecordKey(44), moved.Replace("\"level\":3,", "", StringComparison.Ordinal).Replace("\"id\":41", "\"id\":44", StringComparison.Ordinal));
+        Assert.Contains("'level'", (await Assert.ThrowsAsync<InvalidDataException>(() => a.Store.GetAsync(44).AsTask())).Message, StringComparison.Ordinal);
+        // A version key that points at a record of another namespace.
+        await raw.PutAsync(a.Store.VersionKey(Ns, 2), """{"namespace":"travel.inventory.hotels","version":2,"id":41}""");
+        var mismatch = await Assert.ThrowsAsync<InvalidDataException>(() => a.Store.GetCurrentAsync(Ns).AsTask());
+        output.WriteLine(mismatch.Message);
+        Assert.Contains(a.Store.Location, mismatch.Message, StringComparison.Ordinal);
+        Assert.Contains("version 1", mismatch.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task A_namespace_longer_than_a_couchbase_key_allows_gets_a_hashed_key()
+    {
+        Client a = await _target.ConnectAsync();
+        string ns = "bucket." + new string('s', 200) + "." + new string('c', 200);
+
+        await a.Store.PublishAsync(Record(51, 1, ns));
+
+        Assert.True(Encoding.UTF8.GetByteCount(a.Store.VersionKey(ns, 1)) <= 250);
+        Assert.Equal(51u, (await (await _target.ConnectAsync()).Store.GetCurrentAsync(ns))!.Id);
+    }
+
+    /// <summary>Writes hand-made JSON bodies, to arrange damaged records.</summary>
+    private sealed class RawJsonWriter(ICouchbaseCollection plain)
+    {
+        public Task PutAsync(string key, string json) =>
+            plain.UpsertAsync(key, Encoding.UTF8.GetBytes(json), new UpsertOptions().Transcoder(new global::Couchbase.Core.IO.Transcoders.RawJsonTranscoder()));
+    }
+}
