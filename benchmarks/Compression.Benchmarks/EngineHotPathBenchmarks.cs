@@ -18,6 +18,9 @@ public class EngineHotPathBenchmarks
     private const string Namespace = "bench.hotpath";
     private CompressionEngine _engine = null!;
     private EngineAdapter _adapter = null!;
+    private CompressionEngine _noChecksumEngine = null!;
+    private CompressionNamespace _noChecksum = null!;
+    private byte[][] _noChecksumEnvelopes = null!;
     private Compressor _compressor = null!;
     private Decompressor _decompressor = null!;
     private byte[][] _documents = null!;
@@ -51,6 +54,17 @@ public class EngineHotPathBenchmarks
         int max = _documents.Max(d => d.Length);
         _output = new byte[Math.Max(Compressor.GetCompressBound(max), DocumentCompressor.GetMaxEnvelopeLength(max))];
         _bareEnvelopes = [.. _documents.Select(d => _compressor.Wrap(d).ToArray())];
+
+        // The same dictionary (same store and namespace) without the envelope's checksum: what the checksum costs.
+        var noChecksum = new CompressionEngineOptions();
+        noChecksum.Defaults.Checksum = false;
+        noChecksum.Defaults.Dictionary.MinTrainingInterval = TimeSpan.FromDays(1);
+        noChecksum.Defaults.Dictionary.GrowthFactor = 1000;
+        _noChecksumEngine = new CompressionEngine(_engine.Store, noChecksum);
+        _noChecksum = _noChecksumEngine.GetNamespace(Namespace);
+        _noChecksum.RefreshAsync().GetAwaiter().GetResult();
+        if (_noChecksum.CurrentDictionary?.Id != dictionary.Id) throw new InvalidOperationException("the no-checksum namespace did not adopt the dictionary");
+        _noChecksumEnvelopes = [.. _documents.Select(d => _noChecksum.Compress(d))];
         _engineEnvelopes = [.. _documents.Select(d => _adapter.Compress(d))];
     }
 
@@ -60,6 +74,35 @@ public class EngineHotPathBenchmarks
         _compressor.Dispose();
         _decompressor.Dispose();
         _engine.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        _noChecksumEngine.DisposeAsync().AsTask().GetAwaiter().GetResult();
+    }
+
+    [Benchmark(Description = "engine compress, no checksum")]
+    [BenchmarkCategory("compress")]
+    public long CompressEngineNoChecksum()
+    {
+        long total = 0;
+        foreach (byte[] document in _documents)
+        {
+            _writer.ResetWrittenCount();
+            _noChecksum.Compress(document, _writer);
+            total += _writer.WrittenCount;
+        }
+        return total;
+    }
+
+    [Benchmark(Description = "engine decompress, no checksum")]
+    [BenchmarkCategory("decompress")]
+    public long DecompressEngineNoChecksum()
+    {
+        long total = 0;
+        foreach (byte[] envelope in _noChecksumEnvelopes)
+        {
+            _writer.ResetWrittenCount();
+            _noChecksum.Decompress(envelope, _writer);
+            total += _writer.WrittenCount;
+        }
+        return total;
     }
 
     [Benchmark(Baseline = true, Description = "bare zstd compress")]
