@@ -46,6 +46,13 @@ public sealed class DiTwice
     public int Id { get; set; }
 }
 
+public sealed class DiSwitchedOff
+{
+    public int Id { get; set; }
+
+    public string Body { get; set; } = "";
+}
+
 public sealed class DiEarly
 {
     public int Id { get; set; }
@@ -173,6 +180,21 @@ public sealed class DependencyInjectionTests(MongoFixture fixture) : IClassFixtu
 
         var raw = await db.Database.GetCollection<BsonDocument>("early").Find(FilterDefinition<BsonDocument>.Empty).SingleAsync();
         Assert.Equal(["_id", "_z"], raw.Names.ToArray());
+        await host.StopAsync();
+    }
+
+    [Fact]
+    public async Task MapWithCompressOff_WritesPlainDocuments_ThatReadBack()
+    {
+        await using var db = Server.CreateDatabase("di-off");
+        using IHost host = Build(db, new Dictionary<string, string?>(), mongo => mongo.Map<DiSwitchedOff>("off", compress: false));
+        await host.StartAsync();
+        var collection = host.Services.GetRequiredService<IMongoCollection<DiSwitchedOff>>();
+        await collection.InsertOneAsync(new DiSwitchedOff { Id = 1, Body = "plain as before" });
+
+        var raw = await db.Database.GetCollection<BsonDocument>("off").Find(FilterDefinition<BsonDocument>.Empty).SingleAsync();
+        Assert.Equal(new BsonDocument { { "_id", 1 }, { "Body", "plain as before" } }, raw);
+        Assert.Equal("plain as before", (await collection.Find(d => d.Id == 1).SingleAsync()).Body);
         await host.StopAsync();
     }
 }
