@@ -13,7 +13,7 @@ public static class Program
         var config = DefaultConfig.Instance
             .AddDiagnoser(MemoryDiagnoser.Default)
             .AddExporter(MarkdownExporter.GitHub)
-            .AddColumn(new RatioColumn(), new ThroughputColumn())
+            .AddColumn(new RatioColumn(), new ThroughputColumn(), new WireBytesColumn())
             .HideColumns(Column.Error, Column.StdDev, Column.Median, Column.RatioSD);
         FactsFile.Reset();
         BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, config);

@@ -19,8 +19,10 @@ namespace Compression.MongoDB;
 /// <remarks>
 /// The driver's serializer registry is global per CLR type, so a compressed type maps to one namespace.
 /// Register it with <see cref="CompressedDocumentSerializer.Register{T}"/> at start-up, before the first use of the type.
-/// Filters on a compressed member fail: LINQ throws with a message naming the member; string-built filters
-/// (<c>Builders&lt;T&gt;.Filter.Eq("Field", v)</c>) silently match nothing, since the field is not stored in the clear.
+/// Filters, sorts and projections on a compressed member fail with a message naming the member: LINQ, expressions and
+/// (with MongoDB.Driver 3.14, which resolves field names through the serializer) string-built filters such as
+/// <c>Builders&lt;T&gt;.Filter.Eq("Field", v)</c>. Only a filter sent through an untyped collection (<c>BsonDocument</c>)
+/// can name a compressed field, and it matches nothing, since the field is not stored in the clear.
 /// </remarks>
 public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDocumentSerializer, IBsonIdProvider
     where T : class

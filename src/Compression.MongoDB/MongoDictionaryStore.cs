@@ -1,0 +1,303 @@
+using System.Runtime.CompilerServices;
+using Compression.Dictionaries;
+using MongoDB.Bson;
+using MongoDB.Driver;
+
+namespace Compression.MongoDB;
+
+/// <summary>
+/// A <see cref="DictionaryStore"/> in the application's own MongoDB database, shared by every client of it: collection
+/// <c>_compression.dictionaries</c>, one document per version,
+/// <c>{ _id: &lt;id as long&gt;, ns, v, content: BinData(0), hash, created, codec, level, samples, ratio }</c>.
+/// </summary>
+/// <remarks>
+/// Publication is an insert: a unique index on <c>{ ns: 1, v: 1 }</c> (created once, idempotently, before the first
+/// publication) makes sure that of two clients publishing the same version only one wins; the other gets the winner back.
+/// A duplicate <c>_id</c> with no such version is a <see cref="DictionaryIdConflictException"/>. Nothing is ever updated or
+/// deleted. Documents are checked before they are used: their size, then every field's type and range; a damaged one is
+/// an <see cref="InvalidDataException"/> naming <see cref="Location"/> and the <c>_id</c>. <see cref="Get"/> uses the
+/// driver's synchronous API, for the serializer's synchronous decode path.
+/// </remarks>
+public sealed class MongoDictionaryStore : DictionaryStore
+{
+    /// <summary>The collection's name in the application's database.</summary>
+    public const string CollectionName = "_compression.dictionaries";
+
+    /// <summary>The unique index on <c>{ ns: 1, v: 1 }</c> that makes publication insert-only per version.</summary>
+    public const string VersionIndexName = "ns_1_v_1";
+
+    private readonly IMongoCollection<RawBsonDocument> _collection;
+    private readonly int _maxDictionaryBytes;
+    private readonly int _maxDocumentBytes;
+    private Task? _index;
+
+    /// <summary>Creates the store over <paramref name="database"/> (the application's database: documents name their dictionaries, so both must live together).</summary>
+    /// <param name="database">The database; the store uses its collection <see cref="CollectionName"/>.</param>
+    /// <param name="maxDictionaryBytes">The largest dictionary a document may hold; larger documents are refused before their fields are read.</param>
+    public MongoDictionaryStore(IMongoDatabase database, int maxDictionaryBytes = ZstdDictionary.DefaultMaximumSize)
+    {
+        ArgumentNullException.ThrowIfNull(database);
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
+        _collection = database.GetCollection<RawBsonDocument>(CollectionName);
+        _maxDictionaryBytes = maxDictionaryBytes;
+        // The content plus its fields: names, the namespace (at most NamespaceName.MaxLength UTF-8 characters) and numbers.
+        _maxDocumentBytes = maxDictionaryBytes + 8 * 1024;
+        Location = $"MongoDB collection {database.DatabaseNamespace.DatabaseName}.{CollectionName}";
+    }
+
+    /// <inheritdoc/>
+    public override string Location { get; }
+
+    /// <inheritdoc/>
+    /// <value>Always <see langword="true"/>: the driver has a synchronous API.</value>
+    public override bool CanGetSynchronously => true;
+
+    /// <inheritdoc/>
+    public override DictionaryRecord? Get(uint id)
+    {
+        RawBsonDocument? document = _collection.Find(ById(id)).Limit(1).FirstOrDefault();
+        return document is null ? null : Read(document, expectedId: id, expectedNamespace: null);
+    }
+
+    /// <inheritdoc/>
+    public override async ValueTask<DictionaryRecord?> GetAsync(uint id, CancellationToken cancellationToken = default)
+    {
+        RawBsonDocument? document = await _collection.Find(ById(id)).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        return document is null ? null : Read(document, expectedId: id, expectedNamespace: null);
+    }
+
+    /// <inheritdoc/>
+    public override async ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(@namespace);
+        RawBsonDocument? document = await _collection.Find(ByNamespace(@namespace)).Sort(new BsonDocument(Fields.Version, -1)).Limit(1)
+            .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        return document is null ? null : Read(document, expectedId: null, expectedNamespace: @namespace);
+    }
+
+    /// <inheritdoc/>
+    /// <exception cref="ArgumentException">The candidate's version does not follow the newest one of its namespace.</exception>
+    public override async ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(candidate);
+        ArgumentException.ThrowIfNullOrEmpty(candidate.Namespace, nameof(candidate));
+        await EnsureIndexAsync(cancellationToken).ConfigureAwait(false);
+
+        DictionaryRecord? newest = await GetCurrentAsync(candidate.Namespace, cancellationToken).ConfigureAwait(false);
+        int newestVersion = newest?.Version ?? 0;
+        if (candidate.Version <= newestVersion) return await GetVersionAsync(candidate.Namespace, candidate.Version, cancellationToken).ConfigureAwait(false);
+        if (candidate.Version != newestVersion + 1)
+            throw new ArgumentException($"Version {candidate.Version} does not follow the newest version ({newestVersion}) of '{candidate.Namespace}' in {Location}.", nameof(candidate));
+
+        try
+        {
+            using var document = new RawBsonDocument(ToDocument(candidate).ToBson());
+            await _collection.InsertOneAsync(document, options: null, cancellationToken).ConfigureAwait(false);
+            return candidate;
+        }
+        catch (MongoWriteException ex) when (ex.WriteError?.Category == ServerErrorCategory.DuplicateKey)
+        {
+            // Either index: another client won this version (the (ns, v) index), or this very record was inserted by an
+            // earlier attempt whose reply was lost (both indexes), or the id is taken by another version (only _id). The
+            // version decides, whichever index the server happened to report.
+            RawBsonDocument? winner = await _collection.Find(ByVersion(candidate.Namespace, candidate.Version)).Limit(1)
+                .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+            if (winner is not null) return Read(winner, expectedId: null, expectedNamespace: candidate.Namespace, expectedVersion: candidate.Version);
+            throw new DictionaryIdConflictException(candidate.Id);
+        }
+    }
+
+    /// <inheritdoc/>
+    public override async IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        FilterDefinition<RawBsonDocument> filter = @namespace is null ? FilterDefinition<RawBsonDocument>.Empty : ByNamespace(@namespace);
+        var sort = new BsonDocument { { Fields.Namespace, 1 }, { Fields.Version, 1 } };
+        using IAsyncCursor<RawBsonDocument> cursor = await _collection.Find(filter).Sort(sort).ToCursorAsync(cancellationToken).ConfigureAwait(false);
+        while (await cursor.MoveNextAsync(cancellationToken).ConfigureAwait(false))
+        {
+            foreach (RawBsonDocument document in cursor.Current)
+            {
+                yield return Read(document, expectedId: null, expectedNamespace: @namespace);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Creates the unique <c>{ ns: 1, v: 1 }</c> index once per store object, shared by concurrent publishers (creating an
+    /// existing identical index is a no-op on the server, so several clients may all do it). A failed attempt is retried
+    /// by the next publication.
+    /// </summary>
+    private Task EnsureIndexAsync(CancellationToken cancellationToken)
+    {
+        Task? current = Volatile.Read(ref _index);
+        if (current is null || current.IsFaulted || current.IsCanceled)
+        {
+            Task created = CreateIndexAsync();
+            current = Interlocked.CompareExchange(ref _index, created, current) == current ? created : Volatile.Read(ref _index)!;
+        }
+        return current.IsCompletedSuccessfully ? Task.CompletedTask : current.WaitAsync(cancellationToken);
+    }
+
+    private async Task CreateIndexAsync()
+    {
+        var model = new CreateIndexModel<RawBsonDocument>(
+            new BsonDocument { { Fields.Namespace, 1 }, { Fields.Version, 1 } },
+            new CreateIndexOptions { Name = VersionIndexName, Unique = true });
+        await _collection.Indexes.CreateOneAsync(model, options: null, CancellationToken.None).ConfigureAwait(false);
+    }
+
+    private async Task<DictionaryRecord> GetVersionAsync(string @namespace, int version, CancellationToken cancellationToken)
+    {
+        RawBsonDocument? document = await _collection.Find(ByVersion(@namespace, version)).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        return document is null
+            ? throw new InvalidDataException($"{Location} has a version newer than {version} of '{@namespace}' but not version {version}; this store never deletes one.")
+            : Read(document, expectedId: null, expectedNamespace: @namespace, expectedVersion: version);
+    }
+
+    private static FilterDefinition<RawBsonDocument> ById(uint id) => new BsonDocument(Fields.Id, (long)id);
+
+    private static FilterDefinition<RawBsonDocument> ByNamespace(string @namespace) => new BsonDocument(Fields.Namespace, @namespace);
+
+    private static FilterDefinition<RawBsonDocument> ByVersion(string @namespace, int version) =>
+        new BsonDocument { { Fields.Namespace, @namespace }, { Fields.Version, version } };
+
+    internal static BsonDocument ToDocument(DictionaryRecord record) => new()
+    {
+        { Fields.Id, (long)record.Id },
+        { Fields.Namespace, record.Namespace },
+        { Fields.Version, record.Version },
+        { Fields.Content, new BsonBinaryData(record.Content.ToArray(), BsonBinarySubType.Binary) },
+        { Fields.Hash, unchecked((long)record.ContentHash) },
+        { Fields.Created, new BsonDateTime(record.Created.UtcDateTime) },
+        { Fields.Codec, record.Codec.ToString() },
+        { Fields.Level, record.Level },
+        { Fields.Samples, record.SampleCount },
+        { Fields.Ratio, record.Ratio },
+    };
+
+    /// <summary>Reads a stored document into a record, checking its size first, then each field's type and range.</summary>
+    private DictionaryRecord Read(RawBsonDocument document, uint? expectedId, string? expectedNamespace, int? expectedVersion = null)
+    {
+        int size = document.Slice.Length;
+        if (size > _maxDocumentBytes)
+        {
+            throw new InvalidDataException(
+                $"Dictionary document {Describe(document)} in {Location} has {size} bytes, over the {_maxDocumentBytes} a record of at most {_maxDictionaryBytes} dictionary bytes can take; it was not read.");
+        }
+
+        try
+        {
+            long rawId = Int64(document, Fields.Id);
+            if (rawId is < 1 or > uint.MaxValue) throw Invalid(document, $"_id {rawId} is not a dictionary id (1 to {uint.MaxValue})");
+            uint id = (uint)rawId;
+            string @namespace = Text(document, Fields.Namespace);
+            long version = Int64(document, Fields.Version);
+            if (version is < 1 or > int.MaxValue) throw Invalid(document, $"version {version} is not a version (1 or more)");
+
+            BsonValue content = Field(document, Fields.Content, BsonType.Binary);
+            BsonBinaryData binary = content.AsBsonBinaryData;
+            if (binary.SubType != BsonBinarySubType.Binary) throw Invalid(document, $"'{Fields.Content}' is BinData(0x{(byte)binary.SubType:x2}), not BinData(0)");
+            if (binary.Bytes.Length > _maxDictionaryBytes) throw Invalid(document, $"'{Fields.Content}' has {binary.Bytes.Length} bytes, over {_maxDictionaryBytes}");
+
+            string codecName = Text(document, Fields.Codec);
+            if (!Enum.TryParse(codecName, ignoreCase: false, out CompressionCodec codec) || !Enum.IsDefined(codec) || char.IsAsciiDigit(codecName[0]))
+                throw Invalid(document, $"'{Fields.Codec}' is '{codecName}', not a codec name");
+
+            long level = Int64(document, Fields.Level);
+            long samples = Int64(document, Fields.Samples);
+            if (level is < int.MinValue or > int.MaxValue) throw Invalid(document, $"level {level} is out of range");
+            if (samples is < 0 or > int.MaxValue) throw Invalid(document, $"sample count {samples} is out of range");
+
+            var record = new DictionaryRecord
+            {
+                Id = id,
+                Namespace = @namespace,
+                Version = (int)version,
+                Content = binary.Bytes,
+                ContentHash = unchecked((ulong)Int64(document, Fields.Hash, allowInt32: false)),
+                Created = new DateTimeOffset(Field(document, Fields.Created, BsonType.DateTime).ToUniversalTime(), TimeSpan.Zero),
+                Codec = codec,
+                Level = (int)level,
+                SampleCount = (int)samples,
+                Ratio = Number(document, Fields.Ratio),
+            };
+
+            if (expectedId is uint expected && record.Id != expected) throw Invalid(document, $"asked for id {expected}, the document has _id {record.Id}");
+            if (expectedNamespace is not null && !string.Equals(record.Namespace, expectedNamespace, StringComparison.Ordinal))
+                throw Invalid(document, $"asked for namespace '{expectedNamespace}', the document has '{record.Namespace}'");
+            if (expectedVersion is int v && record.Version != v) throw Invalid(document, $"asked for version {v}, the document has {record.Version}");
+            return record;
+        }
+        catch (Exception ex) when (ex is FormatException or BsonSerializationException or InvalidCastException or OverflowException or ArgumentException)
+        {
+            throw Invalid(document, $"it is not a well-formed BSON document ({ex.Message})", ex);
+        }
+    }
+
+    private BsonValue Field(RawBsonDocument document, string name, BsonType type)
+    {
+        if (!document.TryGetValue(name, out BsonValue value)) throw Invalid(document, $"field '{name}' is missing");
+        if (value.BsonType != type) throw Invalid(document, $"field '{name}' is a {value.BsonType}, not a {type}");
+        return value;
+    }
+
+    private long Int64(RawBsonDocument document, string name, bool allowInt32 = true)
+    {
+        if (!document.TryGetValue(name, out BsonValue value)) throw Invalid(document, $"field '{name}' is missing");
+        return value.BsonType switch
+        {
+            BsonType.Int64 => value.AsInt64,
+            BsonType.Int32 when allowInt32 => value.AsInt32,
+            _ => throw Invalid(document, $"field '{name}' is a {value.BsonType}, not {(allowInt32 ? "an Int32 or Int64" : "an Int64")}"),
+        };
+    }
+
+    private string Text(RawBsonDocument document, string name)
+    {
+        string text = Field(document, name, BsonType.String).AsString;
+        if (text.Length == 0) throw Invalid(document, $"field '{name}' is empty");
+        return text;
+    }
+
+    private double Number(RawBsonDocument document, string name)
+    {
+        if (!document.TryGetValue(name, out BsonValue value)) throw Invalid(document, $"field '{name}' is missing");
+        return value.BsonType switch
+        {
+            BsonType.Double => value.AsDouble,
+            BsonType.Int32 => value.AsInt32,
+            BsonType.Int64 => value.AsInt64,
+            _ => throw Invalid(document, $"field '{name}' is a {value.BsonType}, not a number"),
+        };
+    }
+
+    private InvalidDataException Invalid(RawBsonDocument document, string problem, Exception? inner = null) =>
+        new($"Dictionary document {Describe(document)} in {Location} is invalid and was not used: {problem}.", inner);
+
+    private static string Describe(RawBsonDocument document)
+    {
+        try
+        {
+            return document.TryGetValue(Fields.Id, out BsonValue id) ? $"_id {id}" : "without _id";
+        }
+        catch (Exception ex) when (ex is FormatException or BsonSerializationException or EndOfStreamException)
+        {
+            return "(unreadable _id)";
+        }
+    }
+
+    /// <summary>The stored field names (short: they are in every document, and documents are few).</summary>
+    internal static class Fields
+    {
+        public const string Id = "_id";
+        public const string Namespace = "ns";
+        public const string Version = "v";
+        public const string Content = "content";
+        public const string Hash = "hash";
+        public const string Created = "created";
+        public const string Codec = "codec";
+        public const string Level = "level";
+        public const string Samples = "samples";
+        public const string Ratio = "ratio";
+    }
+}
