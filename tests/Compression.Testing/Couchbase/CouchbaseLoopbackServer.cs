@@ -101,7 +101,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     /// <summary>Bytes read from clients since the server was created (restarts included).</summary>
     public long BytesReceived => Interlocked.Read(ref _bytesReceived);
 
-    /// <summary>Bytes written to clients since the server was created (restarts included).</summary>
+    /// <summary>Bytes handed to client sockets since the server was created (restarts included); counted before the write, so a client that has read a reply sees it counted.</summary>
     public long BytesSent => Interlocked.Read(ref _bytesSent);
 
     /// <summary>Connections accepted and served (refused ones not included).</summary>
@@ -428,8 +428,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                         await gate.WaitAsync(token).ConfigureAwait(false);
                     }
 
-                    await stream.WriteAsync(response, token).ConfigureAwait(false);
+                    // Counted before the write: the client may read the reply and go on before WriteAsync returns here.
                     Interlocked.Add(ref server._bytesSent, response.Length);
+                    await stream.WriteAsync(response, token).ConfigureAwait(false);
                 }
             }
             catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)

@@ -49,7 +49,7 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
     /// <summary>Bytes of every message received (headers included) since start or <see cref="ResetCounters"/>.</summary>
     public long BytesReceived => Interlocked.Read(ref _bytesReceived);
 
-    /// <summary>Bytes of every message sent (headers included) since start or <see cref="ResetCounters"/>.</summary>
+    /// <summary>Bytes of every reply handed to a socket (headers included) since start or <see cref="ResetCounters"/>; counted before the write, so a client that has read a reply sees it counted.</summary>
     public long BytesSent => Interlocked.Read(ref _bytesSent);
 
     /// <summary>Connections accepted (refused ones included) since start or <see cref="ResetCounters"/>.</summary>

@@ -125,8 +125,9 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
             try
             {
                 await server.WaitWhileStalledAsync(cancellationToken).ConfigureAwait(false);
-                await stream.WriteAsync(reply, cancellationToken).ConfigureAwait(false);
+                // Counted before the write: the client may read the reply and go on before WriteAsync returns here.
                 server.CountSent(reply.Length);
+                await stream.WriteAsync(reply, cancellationToken).ConfigureAwait(false);
             }
             catch (Exception e) when (IsDisconnect(e))
             {
