@@ -49,16 +49,8 @@ internal static class E2e
     /// <summary>Options that train early and often (small samples, no rate limit), for tests; no waits between store attempts.</summary>
     public static CompressionEngineOptions FastOptions()
     {
-        var options = new CompressionEngineOptions { PollInterval = TimeSpan.FromSeconds(1), StoreRetryDelay = TimeSpan.Zero };
+        var options = Compression.Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast();
         options.Defaults.ClearFields = [.. ClearFields];
-        var d = options.Defaults.Dictionary;
-        d.DictionarySize = 8 * 1024;
-        d.MinSampleCount = 100;
-        d.MinSampleBytes = 16 * 1024;
-        d.MaxSampleCount = 1000;
-        d.MaxSampleBytes = 1024 * 1024;
-        d.MinTrainingInterval = TimeSpan.Zero;
-        d.DriftMinDocuments = 200;
         return options;
     }
 
