@@ -77,7 +77,9 @@ public sealed class CompressionEngine : IAsyncDisposable
     /// settings configured for it or the defaults. The first call starts loading its current dictionary in the background.
     /// </summary>
     /// <exception cref="ArgumentException">The name is empty, too long or holds control characters.</exception>
-    public CompressionNamespace GetNamespace(string name)
+    public CompressionNamespace GetNamespace(string name) => GetOrCreate(name, loadInBackground: true);
+
+    private CompressionNamespace GetOrCreate(string name, bool loadInBackground)
     {
         if (_namespaces.TryGetValue(name ?? throw new ArgumentNullException(nameof(name)), out var handle)) return handle;
         if (!NamespaceName.IsValid(name, out string? problem)) throw new ArgumentException($"'{name}' is not a namespace name: {problem}", nameof(name));
@@ -91,7 +93,7 @@ public sealed class CompressionEngine : IAsyncDisposable
 
         state.Touch(UseClock);
         if (_namespaces.Count > _options.MaxNamespaces) EvictLeastRecentlyUsed(keep: handle);
-        _background.Run(async token =>
+        if (loadInBackground) _background.Run(async token =>
         {
             await Coordinator.TryRefreshAsync(state, token).ConfigureAwait(false);
             // Writes that came before the load finished could not start training: check once more now.
@@ -109,8 +111,10 @@ public sealed class CompressionEngine : IAsyncDisposable
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         foreach (string name in _options.Namespaces.Keys)
         {
-            CompressionNamespace handle = GetNamespace(name);
-            await Coordinator.TryRefreshAsync(handle.State, cancellationToken).ConfigureAwait(false);
+            // Loaded here, awaited: not also in the background as a first use would.
+            NamespaceState state = GetOrCreate(name, loadInBackground: false).State;
+            await Coordinator.TryRefreshAsync(state, cancellationToken).ConfigureAwait(false);
+            Coordinator.OnWrite(state);
         }
         lock (_lifecycleGate)
         {
