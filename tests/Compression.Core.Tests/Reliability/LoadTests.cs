@@ -38,7 +38,7 @@ public sealed class LoadTests(ITestOutputHelper output) : IDisposable
         var engines = Enumerable.Range(0, Clients).Select(_ => new CompressionEngine(new FileDictionaryStore(_directory), Options())).ToArray();
         // The drifting namespace writes movie-like documents until its client has adopted a first version, then sensor
         // readings. Past their share, writers go on until their client has adopted a dictionary in every zstd namespace
-        // and a second version of the drifting one; every 500 writes they let the background training catch up and pick up
+        // and a second version of the drifting one, then write 300 more with them; every 500 writes they let the background training catch up and pick up
         // the others' versions (what a poll does), so a chain of versions is raced for and adopted under load. Bounded by
         // a number of documents, not by time: past it the assertions below fail.
         int cap = perWriter * 40;
@@ -52,7 +52,9 @@ public sealed class LoadTests(ITestOutputHelper output) : IDisposable
                 var drifting = engine.GetNamespace("app.drifting");
                 bool Done() => drifting.CurrentDictionary is { Version: >= 2 }
                     && engine.GetNamespace("app.movies").CurrentDictionary is not null && engine.GetNamespace("app.sensors").CurrentDictionary is not null;
-                for (int i = 0; i < perWriter || (!Done() && i < cap); i++)
+                // Once done, 300 more writes: the versions just adopted are then used, not only published.
+                int extra = 300;
+                for (int i = 0; i < perWriter || (i < cap && (!Done() || extra-- > 0)); i++)
                 {
                     string ns = Slots[i % Slots.Length];
                     byte[] document = ns switch
