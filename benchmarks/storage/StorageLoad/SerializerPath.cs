@@ -37,22 +37,29 @@ internal sealed class SerializerPath : IAsyncDisposable
     private readonly CompressionNamespace _namespace;
     private readonly CompressedDocumentSerializer<StoredDocument> _serializer;
     private readonly MemoryStream _buffer = new();
+    private readonly InMemoryDictionaryStore _store;
+    private readonly DocumentCompressor _compressor;
+    private readonly Dictionary<uint, ZstdDictionary> _dictionaries = [];
 
-    private SerializerPath(CompressionEngine engine)
+    private SerializerPath(CompressionEngine engine, InMemoryDictionaryStore store, EnvelopeFormat format)
     {
         _engine = engine;
+        _store = store;
+        _compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = CompressionCodec.Zstd, Level = 3, Format = format });
         _namespace = engine.GetNamespace(Namespace);
         _serializer = new CompressedDocumentSerializer<StoredDocument>(_namespace);
     }
 
-    public static async Task<SerializerPath> CreateAsync(int seed)
+    public static async Task<SerializerPath> CreateAsync(int seed, EnvelopeFormat format = EnvelopeFormat.V2)
     {
         var options = new CompressionEngineOptions { PollInterval = TimeSpan.FromHours(1) };
         options.Defaults.Codec = CompressionCodec.Zstd;
         options.Defaults.Level = 3;
+        options.Defaults.Format = format;
         options.Defaults.Dictionary.MinTrainingInterval = TimeSpan.Zero;
-        var engine = new CompressionEngine(new InMemoryDictionaryStore(), options) { InlineTraining = true, Random = new Random(seed) };
-        var path = new SerializerPath(engine);
+        var store = new InMemoryDictionaryStore();
+        var engine = new CompressionEngine(store, options) { InlineTraining = true, Random = new Random(seed) };
+        var path = new SerializerPath(engine, store, format);
         await path._namespace.RefreshAsync().ConfigureAwait(false);
         await engine.WhenIdleAsync().ConfigureAwait(false);
         return path;
@@ -78,6 +85,26 @@ internal sealed class SerializerPath : IAsyncDisposable
         using var stream = new MemoryStream(stored, writable: false);
         using var reader = new BsonBinaryReader(stream);
         return _serializer.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+    }
+
+    /// <summary>
+    /// What the compressed part's own BSON framing (int32 length and terminator) costs inside an envelope: the content
+    /// bytes saved by compressing its elements alone, with the same dictionary, level and format. Null for stored envelopes.
+    /// </summary>
+    public long? InnerFramingCost(byte[] envelope)
+    {
+        if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) || header.Codec == CompressionCodec.Stored) return null;
+        ZstdDictionary? dictionary = null;
+        if (header.DictionaryId is uint id && !_dictionaries.TryGetValue(id, out dictionary))
+        {
+            DictionaryRecord record = _store.Get(id) ?? throw new InvalidOperationException($"dictionary {id} is not in the store");
+            _dictionaries[id] = dictionary = ZstdDictionary.Create(record.Id, record.Content.Span);
+        }
+        byte[] rest = _namespace.Decompress(envelope);
+        byte[] elements = rest[4..^1];
+        byte[] lean = _compressor.Compress(elements, dictionary);
+        if (!DocumentEnvelope.TryReadHeader(lean, out EnvelopeHeader leanHeader) || leanHeader.Codec == CompressionCodec.Stored) return null;
+        return (long)header.PayloadLength - leanHeader.PayloadLength;
     }
 
     public ValueTask DisposeAsync() => _engine.DisposeAsync();

@@ -260,12 +260,14 @@ internal sealed class TrainingCoordinator
     }
 
     /// <summary>
-    /// A random dictionary id. Ids are written in every envelope, so they are kept short: 14 bits (a 2-byte varint)
-    /// at first, 7 more bits after each conflict the store reports.
+    /// A random dictionary id. Ids are written in every envelope, so they are kept short: 7 bits (a 1-byte varint) for
+    /// the first two draws, then 14 bits (2 bytes), then 7 more bits after each further conflict the store reports. A
+    /// store holds few dictionaries (a few versions per namespace), so most get a 1-byte id; a crowded store costs a
+    /// publication one or two conflicts and its documents one more byte, never a wrong id (publication is insert-only).
     /// </summary>
     internal static uint NewDictionaryId(int conflicts = 0)
     {
-        int bits = Math.Min(14 + 7 * conflicts, 30);
+        int bits = conflicts < 2 ? 7 : Math.Min(14 + 7 * (conflicts - 2), 30);
         return (uint)RandomNumberGenerator.GetInt32(1, 1 << bits);
     }
 
