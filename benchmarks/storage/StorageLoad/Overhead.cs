@@ -5,7 +5,7 @@ using Compression;
 namespace Compression.StorageLoad;
 
 /// <summary>
-/// Sums, over the documents, the bytes of each part of a stored <c>{_id, _z: BinData(0x80, envelope)}</c> document:
+/// Sums, over the documents, the bytes of each part of a stored <c>{_id, _z: BinData(0x81 or 0x80, envelope)}</c> document:
 /// the BSON wrapper (document length and terminator, the <c>_id</c> element, the <c>_z</c> element's type, name,
 /// length and subtype) and the envelope (magic, header byte, length varint, dictionary id varint, checksum, zstd frame
 /// header, zstd block headers, the rest: compressed content, or the document itself when stored). Format v1 zstd
@@ -17,10 +17,10 @@ internal sealed class Overhead
 {
     private long _documents, _plain, _stored, _envelope, _documentFraming, _idElement, _zElementHeader;
     private long _magic, _header, _lengthVarint, _dictionaryVarint, _checksum, _frameHeader, _blockHeaders, _content;
-    private long _withDictionary, _storedCodec, _innerFraming, _innerFramingMeasured;
+    private long _withDictionary, _storedCodec, _innerFraming, _innerFramingMeasured, _elementsOnly;
 
     /// <summary>Given an envelope, the bytes its content would lose if the compressed BSON document lost its int32 length and terminator (null: not measured).</summary>
-    public Func<byte[], long?>? InnerFraming { get; init; }
+    public Func<byte[], bool, long?>? InnerFraming { get; init; }
 
     public long Documents => _documents;
 
@@ -32,6 +32,7 @@ internal sealed class Overhead
         _documentFraming += 5; // int32 length + terminating 0
         int offset = 4;
         ReadOnlySpan<byte> envelope = default;
+        bool elementsOnly = false;
         while (stored[offset] != 0)
         {
             int start = offset;
@@ -44,6 +45,7 @@ internal sealed class Overhead
             {
                 int binaryLength = BinaryPrimitives.ReadInt32LittleEndian(stored.AsSpan(offset));
                 envelope = stored.AsSpan(offset + 5, binaryLength);
+                elementsOnly = stored[offset + 4] == 0x81;
                 _zElementHeader += offset + 5 - start;
             }
             else if (name == "_id")
@@ -84,9 +86,10 @@ internal sealed class Overhead
             if (header.Codec == CompressionCodec.Stored) _storedCodec++;
             _content += payload.Length;
         }
-        if (InnerFraming?.Invoke(envelope.ToArray()) is long saved)
+        if (elementsOnly) _elementsOnly++;
+        if (InnerFraming?.Invoke(envelope.ToArray(), elementsOnly) is long cost)
         {
-            _innerFraming += saved;
+            _innerFraming += cost;
             _innerFramingMeasured++;
         }
     }
@@ -140,7 +143,9 @@ internal sealed class Overhead
             ("zstd block header", Avg(_blockHeaders)),
             ("**envelope framing**", Avg(framing)),
             ("compressed content", Avg(_content)),
-            ("of which the inner BSON's length + terminator, after compression", _innerFramingMeasured == 0 ? "-" : (_innerFraming / (double)_innerFramingMeasured).ToString("F2", System.Globalization.CultureInfo.InvariantCulture)),
+            ("inner BSON length + terminator, in the compressed content (subtype 0x81: not stored)",
+                _elementsOnly == _documents ? "0 (not stored)" : _innerFramingMeasured == 0 ? "-"
+                    : (_elementsOnly == 0 ? "" : "mixed: ") + (_innerFraming / (double)_innerFramingMeasured).ToString("F2", System.Globalization.CultureInfo.InvariantCulture)),
             ("**stored document**", Avg(_stored)),
             ("plain BSON document", Avg(_plain)),
             ("wrapper + framing, share of stored bytes", ((_stored - _envelope + framing) / (double)_stored).ToString("P0", System.Globalization.CultureInfo.InvariantCulture)),

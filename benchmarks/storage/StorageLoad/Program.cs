@@ -6,7 +6,7 @@ using MongoDB.Bson;
 
 // StorageLoad FILE.jsonl OUTDIR [--seed N] [--envelope-format v1|v2]
 // Writes OUTDIR/plain.bson ({_id, ...document} per line) and OUTDIR/compressed.bson (what Compression.MongoDB's
-// serializer writes: {_id, _z: BinData(0x80, envelope)}), BSON documents one after the other, in file order; checks that
+// serializer writes: {_id, _z: BinData(0x81, envelope)}, 0x80 with format v1), BSON documents one after the other, in file order; checks that
 // every compressed document reads back through the serializer to the plain one; prints one JSON object of counts and
 // the per-document overhead of the compressed form.
 // _id: the document's own top-level _id when it has one (large.jsonl does), else its line number from 1 (an Int32).
@@ -119,7 +119,7 @@ internal sealed record Serialized(List<byte[]> Plain, List<byte[]> Stored, Overh
         var storedDocuments = new List<byte[]>();
         var versions = new List<(int Version, int AfterDocuments)>();
         await using SerializerPath path = await SerializerPath.CreateAsync(seed, format);
-        var overhead = new Overhead { InnerFraming = measureInnerFraming ? path.InnerFramingCost : null };
+        var overhead = new Overhead { InnerFraming = measureInnerFraming && format == EnvelopeFormat.V1 ? path.InnerFramingCost : null };
         int lineNumber = 0, version = 0;
         foreach (string line in File.ReadLines(input))
         {

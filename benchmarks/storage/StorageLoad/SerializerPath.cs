@@ -68,7 +68,7 @@ internal sealed class SerializerPath : IAsyncDisposable
     /// <summary>The version of the dictionary new documents are compressed with (0: none yet).</summary>
     public int DictionaryVersion => _namespace.CurrentDictionary?.Version ?? 0;
 
-    /// <summary>The BSON document the serializer writes: <c>{_id, _z: BinData(0x80, envelope)}</c>.</summary>
+    /// <summary>The BSON document the serializer writes: <c>{_id, _z: BinData(0x81, envelope)}</c> (0x80 with format v1).</summary>
     public byte[] Serialize(StoredDocument document)
     {
         _buffer.SetLength(0);
@@ -88,10 +88,12 @@ internal sealed class SerializerPath : IAsyncDisposable
     }
 
     /// <summary>
-    /// What the compressed part's own BSON framing (int32 length and terminator) costs inside an envelope: the content
-    /// bytes saved by compressing its elements alone, with the same dictionary, level and format. Null for stored envelopes.
+    /// What the compressed part's own BSON framing (int32 length and terminator, 5 bytes before compression) costs inside
+    /// an envelope: the payload bytes of the whole inner document less those of its elements alone, compressed with the
+    /// same dictionary, level and format. Under subtype 0x81 (format v2) the framing is not stored; this says what it
+    /// would cost. Null for stored envelopes.
     /// </summary>
-    public long? InnerFramingCost(byte[] envelope)
+    public long? InnerFramingCost(byte[] envelope, bool elementsOnly)
     {
         if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) || header.Codec == CompressionCodec.Stored) return null;
         ZstdDictionary? dictionary = null;
@@ -100,11 +102,14 @@ internal sealed class SerializerPath : IAsyncDisposable
             DictionaryRecord record = _store.Get(id) ?? throw new InvalidOperationException($"dictionary {id} is not in the store");
             _dictionaries[id] = dictionary = ZstdDictionary.Create(record.Id, record.Content.Span);
         }
-        byte[] rest = _namespace.Decompress(envelope);
-        byte[] elements = rest[4..^1];
-        byte[] lean = _compressor.Compress(elements, dictionary);
-        if (!DocumentEnvelope.TryReadHeader(lean, out EnvelopeHeader leanHeader) || leanHeader.Codec == CompressionCodec.Stored) return null;
-        return (long)header.PayloadLength - leanHeader.PayloadLength;
+        byte[] inner = _namespace.Decompress(envelope);
+        byte[] elements = elementsOnly ? inner : inner[4..^1];
+        byte[] document = new byte[elements.Length + 5];
+        BitConverter.TryWriteBytes(document, document.Length);
+        elements.CopyTo(document, 4);
+        if (!DocumentEnvelope.TryReadHeader(_compressor.Compress(elements, dictionary), out EnvelopeHeader lean) || lean.Codec == CompressionCodec.Stored) return null;
+        if (!DocumentEnvelope.TryReadHeader(_compressor.Compress(document, dictionary), out EnvelopeHeader whole) || whole.Codec == CompressionCodec.Stored) return null;
+        return (long)whole.PayloadLength - lean.PayloadLength;
     }
 
     public ValueTask DisposeAsync() => _engine.DisposeAsync();
