@@ -220,6 +220,20 @@ public sealed class AnalyzeRoughEdgesTests : IDisposable
     }
 
     [Fact]
+    public void OneDocument_HtmlPage_SaysCompressionDoesNotPay_WithNoSnippetAndNoPointMarked()
+    {
+        string path = Write("one.jsonl", "{\"a\":1,\"b\":\"hello\"}\n");
+        string page = Path.Combine(_directory, "one.html");
+        var (exit, _, error) = Run("analyze", path, "--quick", "--html", page);
+        Assert.True(exit == 0, error);
+        string html = File.ReadAllText(page);
+        Assert.Contains("store these documents uncompressed: compression does not pay", html);
+        Assert.Contains("1 document, 19 bytes", html);
+        Assert.DoesNotContain("id=\"appsettings\"", html, StringComparison.Ordinal);
+        Assert.DoesNotContain("class=\"recommended\"", html, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Recommended_IsInTheJsonAndPays()
     {
         var (exit, output, error) = Run("analyze", Orders(300), "--quick", "--format", "json");

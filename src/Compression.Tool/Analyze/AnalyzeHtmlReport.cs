@@ -56,7 +56,7 @@ internal static class AnalyzeHtmlReport
         // Header: the same two lines as the table output, plus the date.
         sb.AppendLine("<header>");
         sb.AppendLine(C, $"<h1>{E(name)}</h1>");
-        sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"{result.Documents:N0} documents, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)"))}</p>");
+        sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"{result.Documents:N0} document{(result.Documents == 1 ? "" : "s")}, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)"))}</p>");
         if (result.Input is { SkippedLines: > 0 } input)
             sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"{input.SkippedLines:N0} of {input.Lines:N0} lines skipped, not JSON documents (first at lines {string.Join(", ", input.FirstSkipped.Select(l => l.Line.ToString("N0", C)))})"))}</p>");
         string dictionary = result.DictionarySize > 0

@@ -21,7 +21,7 @@ internal static class AnalyzeReport
     {
         var c = CultureInfo.InvariantCulture;
         var sb = new StringBuilder();
-        sb.AppendLine(c, $"{name}: {result.Documents:N0} documents, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)");
+        sb.AppendLine(c, $"{name}: {result.Documents:N0} document{(result.Documents == 1 ? "" : "s")}, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)");
         if (result.Input is { SkippedLines: > 0 } input)
             sb.AppendLine(c, $"{input.SkippedLines:N0} of {input.Lines:N0} lines skipped, not JSON documents (first at lines {string.Join(", ", input.FirstSkipped.Select(l => l.Line.ToString("N0", c)))})");
         string dictionary = result.DictionarySize > 0
