@@ -12,10 +12,14 @@ public static class Program
     /// <summary>Runs the command line with the given writers (tests capture them).</summary>
     internal static int Run(string[] args, TextWriter output, TextWriter error)
     {
-        var root = new RootCommand("docz: measure and manage client-side document compression.")
+        // A Command named docz, not a RootCommand: that one is named after the entry assembly (Compression.Tool).
+        var root = new Command("docz", "docz: measure and manage client-side document compression. Exit codes: 0 ok, 1 failures found, 2 bad usage.")
         {
+            new System.CommandLine.Help.HelpOption(), new VersionOption(),
             AnalyzeCommand.Create(output, error),
         };
-        return root.Parse(args).Invoke(new InvocationConfiguration { Output = output, Error = error });
+        ParseResult parsed = root.Parse(args);
+        int exit = parsed.Invoke(new InvocationConfiguration { Output = output, Error = error });
+        return parsed.Errors.Count > 0 ? 2 : exit; // System.CommandLine says 1 for a parse error; docz says 2 (bad usage).
     }
 }

@@ -119,9 +119,39 @@ internal sealed class ZstdContextPool
 
     public void ReturnCompressor(int level, Compressor compressor) => _compressors[level]!.Return(compressor);
 
-    public Decompressor RentDecompressor() => _decompressors.Rent();
+    // One decompressor per thread is kept aside for the pool that thread used last: the read path of a namespace rents
+    // and returns a context per document, and the shared pool's two interlocked operations were a visible part of the
+    // engine's cost over a bare ZstdSharp call on small documents. A thread that switches pools hands the kept context
+    // back to its own pool. A context is in the slot or rented, never both.
+    [ThreadStatic] private static ZstdContextPool? t_owner;
+    [ThreadStatic] private static Decompressor? t_decompressor;
 
-    public void ReturnDecompressor(Decompressor decompressor) => _decompressors.Return(decompressor);
+    public Decompressor RentDecompressor()
+    {
+        Decompressor? kept = t_decompressor;
+        if (kept is not null && ReferenceEquals(t_owner, this))
+        {
+            t_decompressor = null;
+            return kept;
+        }
+        return _decompressors.Rent();
+    }
+
+    public void ReturnDecompressor(Decompressor decompressor)
+    {
+        Decompressor? kept = t_decompressor;
+        if (kept is not null)
+        {
+            if (ReferenceEquals(t_owner, this))
+            {
+                _decompressors.Return(decompressor);
+                return;
+            }
+            t_owner!._decompressors.Return(kept);
+        }
+        t_owner = this;
+        t_decompressor = decompressor;
+    }
 
     private BoundedPool<Compressor> CreatePool(int level)
     {

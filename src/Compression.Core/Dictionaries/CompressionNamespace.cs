@@ -223,8 +223,14 @@ public sealed class CompressionNamespace
         return DocumentCompressor.DecompressWithHeader(envelope, header, GetDictionary(state, header));
     }
 
-    private ZstdDictionary? GetDictionary(NamespaceState state, in EnvelopeHeader header) =>
-        header.DictionaryId is uint id ? _engine.Catalog.Get(id, state.Name) : null;
+    // Most envelopes name the namespace's adopted dictionary (pinned in the catalog): it is taken from the state without
+    // a catalog look-up.
+    private ZstdDictionary? GetDictionary(NamespaceState state, in EnvelopeHeader header)
+    {
+        if (header.DictionaryId is not uint id) return null;
+        ZstdDictionary? adopted = state.Current?.Dictionary;
+        return adopted is not null && adopted.Id == id ? adopted : _engine.Catalog.Get(id, state.Name);
+    }
 
     /// <summary>Runs the span form on a sequence: as is when it has one segment, else copied once into a pooled buffer.</summary>
     private void Contiguous(in ReadOnlySequence<byte> value, IBufferWriter<byte> destination, bool compress)

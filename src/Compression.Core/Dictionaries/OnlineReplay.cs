@@ -25,7 +25,8 @@ internal static class OnlineReplay
 {
     public const string Namespace = "replay.collection";
 
-    public static async Task<OnlineReplayResult> RunAsync(IReadOnlyList<byte[]> documents, NamespaceOptions options, int seed = 42, CancellationToken cancellationToken = default)
+    /// <summary>Replays <paramref name="documents"/>; <paramref name="written"/>, when given, hears the count of documents written after each one.</summary>
+    public static async Task<OnlineReplayResult> RunAsync(IReadOnlyList<byte[]> documents, NamespaceOptions options, int seed = 42, CancellationToken cancellationToken = default, Action<int>? written = null)
     {
         var engineOptions = new CompressionEngineOptions { Defaults = options.Clone(), PollInterval = TimeSpan.FromHours(1) };
         engineOptions.Defaults.Dictionary.MinTrainingInterval = TimeSpan.Zero;
@@ -54,6 +55,7 @@ internal static class OnlineReplay
                 currentVersion = current.Version;
                 versions.Add(new OnlineVersion(current.Id, current.Version, i + 1, current.Ratio));
             }
+            written?.Invoke(i + 1);
         }
 
         for (int i = 0; i < documents.Count; i++)

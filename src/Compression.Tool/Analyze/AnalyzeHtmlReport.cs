@@ -56,7 +56,9 @@ internal static class AnalyzeHtmlReport
         // Header: the same two lines as the table output, plus the date.
         sb.AppendLine("<header>");
         sb.AppendLine(C, $"<h1>{E(name)}</h1>");
-        sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"{result.Documents:N0} documents, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)"))}</p>");
+        sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"{result.Documents:N0} document{(result.Documents == 1 ? "" : "s")}, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)"))}</p>");
+        if (result.Input is { SkippedLines: > 0 } input)
+            sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"{input.SkippedLines:N0} of {input.Lines:N0} lines skipped, not JSON documents (first at lines {string.Join(", ", input.FirstSkipped.Select(l => l.Line.ToString("N0", C)))})"))}</p>");
         string dictionary = result.DictionarySize > 0
             ? string.Create(C, $"dictionary of {result.DictionarySize:N0} B trained on the other {result.TrainDocuments:N0}")
             : string.Create(C, $"no dictionary: the other {result.TrainDocuments:N0} documents are too few to train one");
@@ -76,7 +78,7 @@ internal static class AnalyzeHtmlReport
         }
         sb.AppendLine("</tbody>");
         sb.AppendLine("</table>");
-        sb.AppendLine(C, $"<p>{E(string.Create(C, $"limit (whole corpus as one zstd-19 frame): {result.LimitRatio:F2}"))}</p>");
+        sb.AppendLine(C, $"<p>{E(string.Create(C, $"limit (whole corpus as one zstd-{result.LimitLevel} frame): {result.LimitRatio:F2}"))}</p>");
         if (result.Online is { } online)
         {
             sb.AppendLine(C, $"<p>{E(string.Create(C, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}"))}</p>");
@@ -184,7 +186,7 @@ internal static class AnalyzeHtmlReport
         sb.AppendLine(C, $"<text x=\"16\" y=\"{Top + (plotHeight / 2)}\" font-size=\"12\" text-anchor=\"middle\" fill=\"#222\" transform=\"rotate(-90 16 {Top + (plotHeight / 2)})\">compression ratio (raw / envelope)</text>");
 
         // The recommendation rule's speed threshold.
-        double threshold = CorpusAnalyzer.RecommendMinCompressMBps;
+        double threshold = SettingRecommender.LineMBps;
         if (threshold > xLo && threshold < xHi)
         {
             double x = X(threshold);

@@ -21,7 +21,9 @@ internal static class AnalyzeReport
     {
         var c = CultureInfo.InvariantCulture;
         var sb = new StringBuilder();
-        sb.AppendLine(c, $"{name}: {result.Documents:N0} documents, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)");
+        sb.AppendLine(c, $"{name}: {result.Documents:N0} document{(result.Documents == 1 ? "" : "s")}, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)");
+        if (result.Input is { SkippedLines: > 0 } input)
+            sb.AppendLine(c, $"{input.SkippedLines:N0} of {input.Lines:N0} lines skipped, not JSON documents (first at lines {string.Join(", ", input.FirstSkipped.Select(l => l.Line.ToString("N0", c)))})");
         string dictionary = result.DictionarySize > 0
             ? $"dictionary of {result.DictionarySize:N0} B trained on the other {result.TrainDocuments:N0}"
             : $"no dictionary: the other {result.TrainDocuments:N0} documents are too few to train one";
@@ -32,7 +34,7 @@ internal static class AnalyzeReport
         foreach (var r in result.Results)
             sb.AppendLine(c, $"| {r.Codec} | {r.Level} | {(r.Dictionary ? "yes" : "no")} | {r.Ratio:F2} | {r.CompressMBps:F1} | {r.DecompressMBps:F1} |");
         sb.AppendLine();
-        sb.AppendLine(c, $"limit (whole corpus as one zstd-19 frame): {result.LimitRatio:F2}");
+        sb.AppendLine(c, $"limit (whole corpus as one zstd-{result.LimitLevel} frame): {result.LimitRatio:F2}");
         if (result.Online is { } online)
         {
             sb.AppendLine(c, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}");

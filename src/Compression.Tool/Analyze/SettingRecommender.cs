@@ -1,0 +1,79 @@
+using System.Globalization;
+
+namespace Compression.Tool.Analyze;
+
+/// <summary>
+/// Picks the setting <c>analyze</c> recommends from measured rows. Size comes first, speed is a bar to clear, and the
+/// bar is wide enough that timing noise does not decide:
+/// <list type="number">
+/// <item>Only settings that make the documents smaller qualify: ratio above 1 (envelope included), and not <c>stored</c>.
+/// When none does, the recommendation is to store the documents uncompressed.</item>
+/// <item>Among those, the highest ratio whose compress speed clears <see cref="LineMBps"/> less
+/// <see cref="Tolerance"/> (so 40 MB/s clears a 50 MB/s line: one timing on a busy machine is off by that much).</item>
+/// <item>When none clears it (a slow or busy machine: then every speed drops together), the highest ratio among the
+/// settings at least <see cref="FallbackShare"/> as fast as the fastest that pays, said as such; not the slowest level
+/// there is.</item>
+/// </list>
+/// Before the choice, <see cref="CorpusAnalyzer"/> times the rows <see cref="ToRetime"/> names twice more and keeps the
+/// median, so one slow timing cannot push a setting under the bar.
+/// </summary>
+internal static class SettingRecommender
+{
+    /// <summary>The compress speed, in MB/s, a recommended setting should reach when any setting does: a write path that keeps up.</summary>
+    public const double LineMBps = 50;
+
+    /// <summary>How far under <see cref="LineMBps"/> a measured speed may be and still clear it (a fraction).</summary>
+    public const double Tolerance = 0.2;
+
+    /// <summary>The speed that clears the line: <see cref="LineMBps"/> x (1 - <see cref="Tolerance"/>).</summary>
+    public const double ClearsMBps = LineMBps * (1 - Tolerance);
+
+    /// <summary>When no setting clears the line: the share of the fastest paying setting's speed a setting must reach.</summary>
+    public const double FallbackShare = 0.5;
+
+    private static readonly CultureInfo C = CultureInfo.InvariantCulture;
+
+    /// <summary>Whether the setting makes documents smaller at all.</summary>
+    public static bool Pays(CodecResult row) => row.Codec != "stored" && row.Ratio > 1;
+
+    /// <summary>
+    /// The rows whose speed could swing the choice: they pay, their speed lies within a factor of 2 of the line either
+    /// way, and their ratio beats every paying row that is clearly fast (2x the line or more), so they would be chosen if
+    /// they cleared it.
+    /// </summary>
+    public static IEnumerable<int> ToRetime(IReadOnlyList<CodecResult> rows)
+    {
+        double clearlyFastBest = rows.Where(r => Pays(r) && r.CompressMBps >= LineMBps * 2).Select(r => r.Ratio).DefaultIfEmpty(1).Max();
+        for (int i = 0; i < rows.Count; i++)
+        {
+            CodecResult r = rows[i];
+            if (Pays(r) && r.CompressMBps >= LineMBps / 2 && r.CompressMBps < LineMBps * 2 && r.Ratio > clearlyFastBest) yield return i;
+        }
+    }
+
+    /// <summary>The recommended row (null when compression does not pay) and the sentence that says why.</summary>
+    public static (CodecResult? Best, string Reason) Recommend(IReadOnlyList<CodecResult> rows)
+    {
+        var paying = rows.Where(Pays).ToList();
+        if (paying.Count == 0)
+        {
+            CodecResult? closest = rows.Where(r => r.Codec != "stored").MaxBy(r => r.Ratio);
+            string best = closest is null ? "" : string.Create(C, $" (the best, {Name(closest)}, has ratio {closest.Ratio:F2})");
+            return (null, $"store these documents uncompressed: compression does not pay, no setting measured makes them smaller{best}.");
+        }
+
+        var fast = paying.Where(r => r.CompressMBps >= ClearsMBps).ToList();
+        double fastestPaying = paying.Max(r => r.CompressMBps);
+        var pool = fast.Count > 0 ? fast : paying.Where(r => r.CompressMBps >= fastestPaying * FallbackShare).ToList();
+        // Highest ratio; between equal ratios, the faster.
+        CodecResult chosen = pool.OrderByDescending(r => r.Ratio).ThenByDescending(r => r.CompressMBps).First();
+        CodecResult? plainZstd = rows.FirstOrDefault(r => r.Codec == "zstd" && r.Level == 3 && !r.Dictionary);
+        string gain = chosen.Dictionary && plainZstd is not null ? string.Create(C, $", {chosen.Ratio / plainZstd.Ratio:F1}x zstd-3 without a dictionary") : "";
+        string why = fast.Count > 0
+            ? string.Create(C, $"the highest ratio among settings compressing at {LineMBps:F0} MB/s or more ({ClearsMBps:F0} MB/s counts: timings vary that much).")
+            : string.Create(C, $"no setting reached {ClearsMBps:F0} MB/s (a slow or busy machine, or large documents); the highest ratio among settings at least half as fast as the fastest that pays ({fastestPaying:F0} MB/s).");
+        return (chosen, string.Create(C, $"{Name(chosen)}: ratio {chosen.Ratio:F2} at {chosen.CompressMBps:F0} MB/s compress{gain}; ") + why);
+    }
+
+    private static string Name(CodecResult r) => string.Create(C, $"{r.Codec} level {r.Level}{(r.Dictionary ? " with a trained dictionary" : "")}");
+}

@@ -1,0 +1,216 @@
+using System.Text;
+using Compression.Tool.Analyze;
+using Microsoft.Extensions.Time.Testing;
+using Xunit;
+
+namespace Compression.Tool.Tests;
+
+/// <summary>
+/// What <c>analyze</c> recommends, on made-up rows and on scripted timings: never a setting that makes data larger, and
+/// never a choice that one noisy timing decides.
+/// </summary>
+public sealed class SettingRecommenderTests
+{
+    private static CodecResult Row(string codec, int level, bool dictionary, double ratio, double compressMBps) => new(codec, level, dictionary, ratio, compressMBps, 500);
+
+    [Fact]
+    public void Recommend_NoSettingMakesTheDocumentsSmaller_RecommendsStoringThemUncompressed()
+    {
+        // One small document: every codec falls back to a stored envelope, a few bytes larger than the document.
+        CodecResult[] rows = [Row("stored", 0, false, 0.90, 900), Row("zstd", 1, false, 0.88, 300), Row("zstd", 3, false, 0.88, 250), Row("snappy", 0, false, 0.88, 600)];
+        var (best, reason) = SettingRecommender.Recommend(rows);
+        Assert.Null(best);
+        Assert.StartsWith("store these documents uncompressed: compression does not pay", reason, StringComparison.Ordinal);
+        Assert.Contains("ratio 0.88", reason);
+    }
+
+    [Fact]
+    public void Recommend_RatioOfExactlyOne_DoesNotPay()
+    {
+        var (best, _) = SettingRecommender.Recommend([Row("lz4", 0, false, 1.0, 900)]);
+        Assert.Null(best);
+    }
+
+    [Fact]
+    public void Recommend_FastSettingBelowOne_IsNeverChosenOverASlowerOneThatPays()
+    {
+        // Seen once: snappy at 0.88 recommended over a dictionary at 1.70 measured at 42 MB/s against the 50 MB/s line.
+        var (best, _) = SettingRecommender.Recommend([Row("snappy", 0, false, 0.88, 500), Row("zstd", 3, true, 1.70, 42)]);
+        Assert.Equal(Row("zstd", 3, true, 1.70, 42), best);
+    }
+
+    [Fact]
+    public void Recommend_SpeedJustUnderTheLine_StillClearsIt()
+    {
+        var (best, reason) = SettingRecommender.Recommend([Row("lz4", 0, false, 1.20, 400), Row("zstd", 3, false, 1.30, 120), Row("zstd", 3, true, 1.70, 42)]);
+        Assert.True(best is { Codec: "zstd", Dictionary: true }, reason);
+        Assert.Contains("the highest ratio among settings compressing at 50 MB/s or more", reason);
+        Assert.Contains("1.3x zstd-3 without a dictionary", reason);
+    }
+
+    [Fact]
+    public void Recommend_SpeedFarUnderTheLine_TheBestFastSettingWins()
+    {
+        var (best, _) = SettingRecommender.Recommend([Row("lz4", 0, false, 1.20, 400), Row("zstd", 19, true, 2.10, 20)]);
+        Assert.Equal("lz4", best?.Codec);
+    }
+
+    [Fact]
+    public void Recommend_NothingReachesTheLine_TheBestOfTheSettingsAtLeastHalfAsFastAsTheFastest()
+    {
+        // Seen on this machine at load 26: every speed a tenth of usual. Not zstd-19 at 0.6 MB/s for 10% more ratio.
+        CodecResult[] rows =
+        [
+            Row("stored", 0, false, 0.94, 175), Row("snappy", 0, false, 0.98, 154), Row("zstd", 1, false, 1.06, 9.1),
+            Row("zstd", 1, true, 3.48, 23.1), Row("zstd", 3, true, 3.62, 20.4), Row("zstd", 9, true, 3.08, 6.2), Row("zstd", 19, true, 3.99, 0.64),
+        ];
+        var (best, reason) = SettingRecommender.Recommend(rows);
+        Assert.Equal(Row("zstd", 3, true, 3.62, 20.4), best);
+        Assert.Contains("no setting reached 40 MB/s (a slow or busy machine, or large documents); the highest ratio among settings at least half as fast as the fastest that pays (23 MB/s)", reason);
+    }
+
+    [Fact]
+    public void Recommend_NothingReachesTheLine_OnlyOneSettingNearTheFastest_IsChosen()
+    {
+        var (best, _) = SettingRecommender.Recommend([Row("brotli", 9, false, 1.9, 3), Row("zstd", 19, false, 1.8, 8)]);
+        Assert.Equal("zstd", best?.Codec);
+    }
+
+    [Fact]
+    public void ToRetime_NamesOnlyNearTheLineRowsThatWouldBeChosenIfTheyClearedIt()
+    {
+        CodecResult[] rows =
+        [
+            Row("stored", 0, false, 0.95, 60),   // never chosen
+            Row("lz4", 0, false, 1.20, 400),     // clearly fast: the ratio to beat
+            Row("deflate", 6, false, 1.10, 45),  // near the line, but lz4 beats it anyway
+            Row("zstd", 9, false, 1.50, 90),     // near the line and better than lz4
+            Row("zstd", 3, true, 1.70, 30),      // near the line and better than lz4
+            Row("zstd", 19, true, 2.00, 10),     // too slow to be near the line
+            Row("snappy", 0, false, 0.90, 60),   // does not pay
+        ];
+        Assert.Equal([3, 4], SettingRecommender.ToRetime(rows).ToArray());
+    }
+
+    /// <summary>Documents of one length each, so a target speed in MB/s gives the pass time exactly.</summary>
+    private static List<byte[]> SameLengthProducts(int count, int length)
+    {
+        var random = new Random(5);
+        string[] categories = ["kitchen", "garden", "toys", "books", "sports"];
+        var documents = new List<byte[]>(count);
+        for (int i = 0; i < count; i++)
+        {
+            string json = "{\"_id\":\"prod-" + (5000 + i) + "\",\"type\":\"product\",\"category\":\"" + categories[random.Next(categories.Length)] +
+                          "\",\"price\":{\"amount\":" + random.Next(100, 50_000) + ",\"currency\":\"EUR\"},\"inStock\":" + (random.Next(4) > 0 ? "true" : "false") + ",\"pad\":\"";
+            json += new string('x', length - json.Length - 2) + "\"}";
+            documents.Add(Encoding.UTF8.GetBytes(json));
+            Assert.Equal(length, documents[^1].Length);
+        }
+        return documents;
+    }
+
+    /// <summary>Runs every pass once (the envelopes are needed) and answers scripted speeds: per label a queue, else <paramref name="defaultMBps"/>.</summary>
+    private sealed class ScriptedTimer(long rawBytes, double defaultMBps, Dictionary<string, Queue<double>> script) : PassTimer
+    {
+        public List<string> Calls { get; } = [];
+
+        public override double SecondsPerPass(string label, Action pass, TimeSpan budget)
+        {
+            pass();
+            Calls.Add(label);
+            double mbps = script.TryGetValue(label, out var queue) && queue.Count > 0 ? queue.Dequeue() : defaultMBps;
+            return rawBytes / (mbps * 1e6);
+        }
+    }
+
+    private static (AnalyzeResult Result, ScriptedTimer Timer) AnalyzeWithDictionarySpeeds(params double[] dictionaryMBps)
+    {
+        List<byte[]> documents = SameLengthProducts(200, 300);
+        long testBytes = 160 * 300L; // the seeded 80% every row is measured on
+        var timer = new ScriptedTimer(testBytes, 1000, new() { ["zstd 3 dictionary compress"] = new Queue<double>(dictionaryMBps) });
+        AnalyzeResult result = CorpusAnalyzer.Analyze(documents, new AnalyzeSettings { Quick = true }, AnalyzeProgress.None, timer);
+        Assert.Equal(160, result.TestDocuments);
+        return (result, timer);
+    }
+
+    [Fact]
+    public void Analyze_OneSlowTimingOfTheBestSetting_IsOutvotedByTwoMoreTimings()
+    {
+        // The dictionary's first timing comes in at 30 MB/s (a busy machine); timed again it makes 55 and 60.
+        var (result, timer) = AnalyzeWithDictionarySpeeds(30, 55, 60);
+        Assert.Equal(3, timer.Calls.Count(c => c == "zstd 3 dictionary compress"));
+        CodecResult dictionary = Assert.Single(result.Results, r => r.Dictionary);
+        Assert.Equal(55, dictionary.CompressMBps, 6); // the median
+        Assert.Equal(dictionary, result.Recommended);
+        Assert.Contains(result.Results, r => SettingRecommender.Pays(r) && !r.Dictionary && r.CompressMBps >= 100); // there was a fast alternative
+    }
+
+    [Fact]
+    public void Analyze_OneFastTimingOfASlowSetting_IsOutvotedToo()
+    {
+        var (result, _) = AnalyzeWithDictionarySpeeds(45, 20, 22);
+        CodecResult dictionary = Assert.Single(result.Results, r => r.Dictionary);
+        Assert.Equal(22, dictionary.CompressMBps, 6);
+        Assert.NotNull(result.Recommended);
+        Assert.False(result.Recommended.Dictionary, result.Recommendation);
+        Assert.True(result.Recommended.CompressMBps >= SettingRecommender.ClearsMBps);
+    }
+
+    [Fact]
+    public void Analyze_SettingsFarFromTheLine_AreTimedOnce()
+    {
+        var (_, timer) = AnalyzeWithDictionarySpeeds(500);
+        Assert.All(timer.Calls.GroupBy(c => c), g => Assert.Single(g));
+    }
+
+    [Fact]
+    public void Analyze_NotQuick_TheLimitIsZstd19AndSaysSo()
+    {
+        List<byte[]> documents = SameLengthProducts(60, 200);
+        AnalyzeResult result = CorpusAnalyzer.Analyze(documents, new AnalyzeSettings(), AnalyzeProgress.None, new ScriptedTimer(48 * 200, 1000, []));
+        Assert.Equal(19, result.LimitLevel);
+        Assert.Equal(CorpusAnalyzer.LimitRatio(documents, 19), result.LimitRatio);
+        Assert.Contains("limit (whole corpus as one zstd-19 frame)", AnalyzeReport.ToTable(result, "x.jsonl"));
+    }
+
+    [Fact]
+    public void Analyze_Quick_TheLimitIsZstd3AndSaysSo()
+    {
+        List<byte[]> documents = SameLengthProducts(60, 200);
+        AnalyzeResult result = CorpusAnalyzer.Analyze(documents, new AnalyzeSettings { Quick = true }, AnalyzeProgress.None, new ScriptedTimer(48 * 200, 1000, []));
+        Assert.Equal(3, result.LimitLevel);
+        Assert.Equal(CorpusAnalyzer.LimitRatio(documents, 3), result.LimitRatio);
+        string table = AnalyzeReport.ToTable(result, "x.jsonl");
+        Assert.Contains("limit (whole corpus as one zstd-3 frame)", table);
+        Assert.DoesNotContain("zstd-19", table);
+        Assert.Contains("\"limitLevel\": 3", AnalyzeReport.ToJson(result));
+    }
+
+    [Fact]
+    public void ClockPassTimer_WarmUpThenPassesUntilTheBudget_ReturnsTheMeanOfTheTimedPasses()
+    {
+        var clock = new FakeTimeProvider();
+        int calls = 0;
+        double seconds = new ClockPassTimer(clock).SecondsPerPass("x", () =>
+        {
+            // The first pass is slow (compilation); then 10 ms each.
+            clock.Advance(calls++ == 0 ? TimeSpan.FromSeconds(1) : TimeSpan.FromMilliseconds(10));
+        }, TimeSpan.FromMilliseconds(300));
+        Assert.Equal(0.010, seconds, 9);
+        Assert.Equal(1 + 30, calls);
+    }
+
+    [Fact]
+    public void ClockPassTimer_AWarmUpPassAsLongAsLongPass_IsTheMeasurement()
+    {
+        var clock = new FakeTimeProvider();
+        int calls = 0;
+        double seconds = new ClockPassTimer(clock).SecondsPerPass("x", () =>
+        {
+            calls++;
+            clock.Advance(ClockPassTimer.LongPass);
+        }, TimeSpan.FromMilliseconds(300));
+        Assert.Equal(ClockPassTimer.LongPass.TotalSeconds, seconds, 9);
+        Assert.Equal(1, calls);
+    }
+}
