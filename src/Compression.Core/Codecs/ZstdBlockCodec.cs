@@ -1,4 +1,3 @@
-using Compression.Internal;
 using ZstdSharp.Unsafe;
 using ThrowHelper = Compression.Internal.ThrowHelper;
 
@@ -19,6 +18,11 @@ internal sealed unsafe class ZstdBlockCodec : Codec
 
     private static readonly ZstdBlockContexts s_plain = new(null);
 
+    // A block context is not bound to a dictionary or level (the digested dictionary is referenced anew by each call's
+    // begin), so each thread keeps one of each kind for every namespace: no pool, no interlocked operation per document.
+    [ThreadStatic] private static BlockCompressionContext? t_compressor;
+    [ThreadStatic] private static BlockDecompressionContext? t_decompressor;
+
     public override CompressionCodec Id => CompressionCodec.Zstd;
     public override int MinLevel => ZstdCodec.MinimumLevel;
     public override int MaxLevel => ZstdCodec.MaximumLevel;
@@ -30,7 +34,7 @@ internal sealed unsafe class ZstdBlockCodec : Codec
         bytesWritten = 0;
         if (source.Length is 0 or > MaxBlockLength || destination.IsEmpty) return false;
         ZstdBlockContexts contexts = dictionary?.BlockContexts ?? s_plain;
-        BlockCompressionContext context = contexts.RentCompressor();
+        BlockCompressionContext context = t_compressor ??= new BlockCompressionContext();
         bool healthy = false;
         try
         {
@@ -53,8 +57,11 @@ internal sealed unsafe class ZstdBlockCodec : Codec
         }
         finally
         {
-            if (healthy) contexts.ReturnCompressor(context);
-            else context.Dispose();
+            if (!healthy)
+            {
+                t_compressor = null;
+                context.Dispose();
+            }
         }
     }
 
@@ -62,7 +69,7 @@ internal sealed unsafe class ZstdBlockCodec : Codec
     {
         if (destination.Length > MaxBlockLength) ThrowHelper.ThrowCorrupt($"A zstd block declares {destination.Length} bytes; a block holds at most {MaxBlockLength}.");
         ZstdBlockContexts contexts = dictionary?.BlockContexts ?? s_plain;
-        BlockDecompressionContext context = contexts.RentDecompressor();
+        BlockDecompressionContext context = t_decompressor ??= new BlockDecompressionContext();
         bool healthy = false;
         try
         {
@@ -82,9 +89,12 @@ internal sealed unsafe class ZstdBlockCodec : Codec
         }
         finally
         {
-            // A context that failed mid-block is discarded rather than returned, so no state leaks into the next call.
-            if (healthy) contexts.ReturnDecompressor(context);
-            else context.Dispose();
+            // A context that failed mid-block is discarded rather than kept, so no state leaks into the next call.
+            if (!healthy)
+            {
+                t_decompressor = null;
+                context.Dispose();
+            }
         }
     }
 
@@ -92,12 +102,10 @@ internal sealed unsafe class ZstdBlockCodec : Codec
     public override long MaxDecodedLength(int payloadLength) => ZstdCodec.Instance.MaxDecodedLength(payloadLength);
 }
 
-/// <summary>The block API's contexts of one dictionary (or none): pooled compression and decompression contexts, and the digested dictionary, shared by them.</summary>
+/// <summary>The block API's digested forms of one dictionary (or none): for decompression, and for compression per level, shared by every thread's context.</summary>
 internal sealed unsafe class ZstdBlockContexts
 {
     private readonly byte[]? _content;
-    private readonly BoundedPool<BlockCompressionContext> _compressors = new(() => new BlockCompressionContext());
-    private readonly BoundedPool<BlockDecompressionContext> _decompressors = new(() => new BlockDecompressionContext());
     private readonly CompressionDictionaryHandle?[] _compressionDictionaries = new CompressionDictionaryHandle?[ZstdCodec.MaximumLevel + 1];
     private readonly DecompressionDictionaryHandle? _decompressionDictionary;
 
@@ -124,13 +132,6 @@ internal sealed unsafe class ZstdBlockContexts
         return handle.Pointer;
     }
 
-    public BlockCompressionContext RentCompressor() => _compressors.Rent();
-
-    public void ReturnCompressor(BlockCompressionContext context) => _compressors.Return(context);
-
-    public BlockDecompressionContext RentDecompressor() => _decompressors.Rent();
-
-    public void ReturnDecompressor(BlockDecompressionContext context) => _decompressors.Return(context);
 }
 
 /// <summary>A native zstd compression context, freed on dispose or finalization.</summary>
