@@ -169,6 +169,36 @@ public sealed class FormatVectorTests
         if (hasChecksum && version == 1) Assert.Equal((ushort)XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
     }
 
+    [Theory]
+    [InlineData(40)]
+    [InlineData(255)]
+    [InlineData(256)]
+    [InlineData(65_791)]
+    [InlineData(65_792)]
+    [InlineData(131_072)]
+    public void V2ZstdBlock_WrappedInAFrameAsFormatMdSays_DecodesWithAnOrdinaryZstdDecoder(int size)
+    {
+        // Every content-size form of the recipe (1 byte, 2 bytes less 256, 4 bytes), with and without a dictionary.
+        byte[] document = Corpus.Json(size, size);
+        var writer = new DocumentCompressor(new DocumentCompressorOptions { MinimumSize = 0, Format = EnvelopeFormat.V2 });
+        int decoded = 0;
+        foreach (ZstdDictionary? dictionary in new[] { null, Corpus.Dictionary })
+        {
+            byte[] envelope = writer.Compress(document, dictionary);
+            Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header));
+            if (header.Codec == CompressionCodec.Stored && dictionary is null && size < 256) continue; // too small to pay without a dictionary
+            Assert.Equal(CompressionCodec.Zstd, header.Codec);
+            decoded++;
+            byte[] frame = WrapBlockInFrame(envelope.AsSpan(header.HeaderLength, header.PayloadLength).ToArray(), (uint)size);
+            using var zstd = new ZstdSharp.Decompressor();
+            if (dictionary is not null) zstd.LoadDictionary(dictionary.Content.Span);
+            var output = new byte[size];
+            Assert.Equal(size, zstd.Unwrap(frame, output, 0));
+            Assert.Equal(document, output);
+        }
+        Assert.True(decoded >= 1);
+    }
+
     /// <summary>docs/format.md, "Format v2": a zstd frame around a raw compressed block of <paramref name="length"/> decoded bytes.</summary>
     private static byte[] WrapBlockInFrame(byte[] block, uint length)
     {
