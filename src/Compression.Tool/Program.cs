@@ -1,5 +1,6 @@
 using System.CommandLine;
 using Compression.Tool.Analyze;
+using Compression.Tool.Live;
 
 namespace Compression.Tool;
 
@@ -15,7 +16,14 @@ public static class Program
         var root = new RootCommand("docz: measure and manage client-side document compression.")
         {
             AnalyzeCommand.Create(output, error),
+            TrainCommand.Create(output, error),
+            MigrateCommand.CreateMigrate(output, error),
+            VerifyCommand.Create(output, error),
+            StatsCommand.Create(output, error),
+            MigrateCommand.CreateRecompress(output, error),
         };
-        return root.Parse(args).Invoke(new InvocationConfiguration { Output = output, Error = error });
+        ParseResult parse = root.Parse(args);
+        int exit = parse.Invoke(new InvocationConfiguration { Output = output, Error = error });
+        return parse.Errors.Count > 0 ? 2 : exit; // bad usage: 2, as docs/docz.md says
     }
 }

@@ -165,6 +165,12 @@ internal sealed partial class CommandProcessor(Storage storage, CursorStore curs
             return [.. collection.Documents];
         }
 
+        if (collection.TryFindById(filter, out StoredDocument? byId))
+        {
+            // Equality on _id: the _id_ index names the one document that can match; the whole filter still decides.
+            return byId is not null && FilterMatcher.Matches(filter, byId.Parsed) ? [byId] : [];
+        }
+
         return collection.Documents.Where(d => FilterMatcher.Matches(filter, d.Parsed)).ToList();
     }
 
