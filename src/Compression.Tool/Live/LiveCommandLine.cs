@@ -111,13 +111,16 @@ internal static class LiveRunner
         }
         catch (TimeoutException ex)
         {
-            await error.WriteLineAsync($"{command}: cannot reach the MongoDB server: {ex.Message}").ConfigureAwait(false);
+            await error.WriteLineAsync($"{command}: cannot reach the MongoDB server: {FirstLine(ex.Message)}").ConfigureAwait(false);
             return 1;
         }
         catch (Exception ex) when (ex is MongoException or InvalidDataException or IOException or DictionaryNotFoundException)
         {
-            await error.WriteLineAsync($"{command}: {ex.Message}").ConfigureAwait(false);
+            await error.WriteLineAsync($"{command}: {FirstLine(ex.Message)}").ConfigureAwait(false);
             return 1;
         }
     }
+
+    /// <summary>The driver's messages can end with a dump of its cluster state, stack traces included: the first line says what happened.</summary>
+    private static string FirstLine(string message) => message.Split('\n', 2)[0].TrimEnd();
 }
