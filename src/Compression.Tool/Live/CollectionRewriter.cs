@@ -61,8 +61,8 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
     /// <summary>Called after each batch with the number of documents it held.</summary>
     public Action<long>? Progress { get; init; }
 
-    /// <summary>Test hook: called before each write of a batch (bulk or single) and before each checkpoint, with its name.</summary>
-    public Action<string>? BeforeOperation { get; init; }
+    /// <summary>Test hook: runs after a batch is read and decided, before its writes (what another client may do meanwhile).</summary>
+    internal Func<IReadOnlyList<ScannedDocument>, Task>? BeforeWrite { get; init; }
 
     public async Task<RewriteResult> RunAsync(CancellationToken cancellationToken)
     {
@@ -82,12 +82,10 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
             await WriteAsync(pending, checkpoint, current, cancellationToken).ConfigureAwait(false);
 
             checkpoint.After = batch[^1].Id;
-            BeforeOperation?.Invoke("checkpoint");
             await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: false, cancellationToken).ConfigureAwait(false);
             scanned += batch.Count;
             Progress?.Invoke(batch.Count);
         }
-        BeforeOperation?.Invoke("checkpoint");
         await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: true, cancellationToken).ConfigureAwait(false);
         return new RewriteResult(ns.Name, options.ModeName, checkpoint.Resumed, checkpoint.Runs, scanned, checkpoint.Written, checkpoint.Skipped,
             checkpoint.Unchanged, checkpoint.Failed, checkpoint.Failures, current?.Id, current?.Version);
@@ -109,10 +107,10 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
         CancellationToken cancellationToken)
     {
         if (pending.Count == 0) return;
+        if (BeforeWrite is not null) await BeforeWrite([.. pending.Select(p => p.Read)]).ConfigureAwait(false);
         var models = pending.Select(p => new ReplaceOneModel<RawBsonDocument>(Filter(p.Read.Bytes), new RawBsonDocument(p.Replacement))).ToList();
         var errors = new Dictionary<int, string>();
         long matched;
-        BeforeOperation?.Invoke("write");
         try
         {
             BulkWriteResult<RawBsonDocument> result = await _collection.BulkWriteAsync(models, new BulkWriteOptions { IsOrdered = false }, cancellationToken)
@@ -167,8 +165,7 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
             Decision decision = await DecideAsync(now, current, cancellationToken).ConfigureAwait(false);
             if (decision.Kind != DecisionKind.Write)
             {
-                var sink = new List<(ScannedDocument, byte[])>();
-                Count(checkpoint, now, decision, sink);
+                Count(checkpoint, now, decision, pending: []);
                 return;
             }
             if (attempt == Attempts)
@@ -177,8 +174,7 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
                 return;
             }
             replacement = decision.Replacement!;
-            BeforeOperation?.Invoke("write");
-            using var document = new RawBsonDocument(replacement);
+                using var document = new RawBsonDocument(replacement);
             ReplaceOneResult result = await _collection.ReplaceOneAsync(Filter(now.Bytes), document, new ReplaceOptions(), cancellationToken).ConfigureAwait(false);
             if (result.MatchedCount == 1)
             {

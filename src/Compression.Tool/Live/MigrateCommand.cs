@@ -9,7 +9,7 @@ namespace Compression.Tool.Live;
 /// <summary><c>migrate</c> (compress in place, or <c>--decompress</c>) and <c>recompress</c>: resumable rewrites of a collection.</summary>
 internal static class MigrateCommand
 {
-    public static Command CreateMigrate(TextWriter output, TextWriter error, Func<CollectionRewriter, CollectionRewriter>? hook = null)
+    public static Command CreateMigrate(TextWriter output, TextWriter error)
     {
         var live = new LiveOptions();
         var decompress = new Option<bool>("--decompress") { Description = "Undo: write every compressed document back plain, byte for byte as it was." };
@@ -25,7 +25,7 @@ internal static class MigrateCommand
         {
             LiveSettings settings = live.Read(parse, error);
             var options = new RewriteOptions { Mode = parse.GetValue(decompress) ? RewriteMode.Decompress : RewriteMode.Compress, Restart = parse.GetValue(restart) };
-            return await RunAsync("migrate", output, error, settings, options, train: !parse.GetValue(noTrain), hook, cancellationToken).ConfigureAwait(false);
+            return await RunAsync("migrate", output, error, settings, options, train: !parse.GetValue(noTrain), cancellationToken).ConfigureAwait(false);
         }));
         return command;
     }
@@ -53,13 +53,13 @@ internal static class MigrateCommand
                 filter = new BsonDocument("_id", new BsonDocument("$lt", ObjectIdAt(date)));
             }
             var options = new RewriteOptions { Mode = RewriteMode.Recompress, Level = parse.GetValue(level), Filter = filter, Restart = parse.GetValue(restart) };
-            return await RunAsync("recompress", output, error, settings, options, train: false, hook: null, cancellationToken).ConfigureAwait(false);
+            return await RunAsync("recompress", output, error, settings, options, train: false, cancellationToken).ConfigureAwait(false);
         }));
         return command;
     }
 
     private static async Task<int> RunAsync(string name, TextWriter output, TextWriter error, LiveSettings settings, RewriteOptions options, bool train,
-        Func<CollectionRewriter, CollectionRewriter>? hook, CancellationToken cancellationToken)
+        CancellationToken cancellationToken)
     {
         var console = new LiveOutput(output, error, settings);
         Action<string, CompressionEngineOptions>? @override = options.Level is int level
@@ -79,11 +79,8 @@ internal static class MigrateCommand
             }
             var collection = session.Collection(ns);
             long total = await collection.EstimatedDocumentCountAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
-            RewriteResult result = await console.ProgressAsync($"{options.ModeName} {ns}", total, progress =>
-            {
-                var rewriter = new CollectionRewriter(session, ns, codec, options, settings) { Progress = progress };
-                return (hook?.Invoke(rewriter) ?? rewriter).RunAsync(cancellationToken);
-            }).ConfigureAwait(false);
+            RewriteResult result = await console.ProgressAsync($"{options.ModeName} {ns}", total,
+                progress => new CollectionRewriter(session, ns, codec, options, settings) { Progress = progress }.RunAsync(cancellationToken)).ConfigureAwait(false);
             results.Add(result);
         }
         var report = new RewriteReport(name, results, trained, results.Any(r => r.Failed > 0) ? 1 : 0);
