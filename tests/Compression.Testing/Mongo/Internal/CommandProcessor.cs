@@ -175,7 +175,8 @@ internal sealed partial class CommandProcessor(Storage storage, CursorStore curs
     }
 
     private static List<StoredDocument> Sorted(List<StoredDocument> documents, SortSpec? sort) =>
-        sort is null ? documents : documents.OrderBy(d => d.Parsed, sort).ToList();
+        sort is null ? documents : documents.Select(d => (Document: d, Keys: sort.KeysOf(d.Parsed))).OrderBy(e => e.Keys, sort.KeyComparer)
+            .Select(e => e.Document).ToList();
 
     private BsonDocument Find(CommandArguments args)
     {
