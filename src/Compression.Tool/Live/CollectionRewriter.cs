@@ -174,7 +174,7 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
                 return;
             }
             replacement = decision.Replacement!;
-                using var document = new RawBsonDocument(replacement);
+            using var document = new RawBsonDocument(replacement);
             ReplaceOneResult result = await _collection.ReplaceOneAsync(Filter(now.Bytes), document, new ReplaceOptions(), cancellationToken).ConfigureAwait(false);
             if (result.MatchedCount == 1)
             {

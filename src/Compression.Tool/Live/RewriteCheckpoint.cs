@@ -68,7 +68,7 @@ internal sealed class RewriteCheckpoint
             }
             return checkpoint;
         }
-        catch (Exception ex) when (ex is KeyNotFoundException or InvalidCastException or OverflowException or ArgumentException)
+        catch (Exception ex) when (ex is KeyNotFoundException or InvalidCastException or NotSupportedException or OverflowException or ArgumentException)
         {
             throw new InvalidDataException(
                 $"The checkpoint '{checkpoint.Id}' in {database.DatabaseNamespace.DatabaseName}.{CollectionName} is damaged ({ex.Message}); run again with --restart to start over.", ex);

@@ -57,6 +57,28 @@ public sealed class LiveUsageTests(LiveFixture fixture) : IClassFixture<LiveFixt
     }
 
     [Fact]
+    public async Task Migrate_DamagedCheckpoint_Exit1NamingIt_RestartStartsOver()
+    {
+        await using var db = fixture.Server.CreateDatabase("checkpoint");
+        await LiveData.InsertMoviesAsync(db.Database, "movies", 200);
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, $"{db.Name}.movies");
+        await db.Database.GetCollection<BsonDocument>("_compression.migrations").InsertOneAsync(new BsonDocument
+        {
+            { "_id", "movies:compress" }, { "ns", $"{db.Name}.movies" }, { "parameters", "" }, { "done", "no" }, { "after", 5 },
+        });
+
+        var (exit, output, error) = Docz.Run("migrate", "--config", config);
+        Assert.True(exit == 1, error + output);
+        Assert.Contains("'movies:compress'", error, StringComparison.Ordinal);
+        Assert.Contains("--restart", error, StringComparison.Ordinal);
+        Assert.Equal(0, (await LiveData.ReadAllAsync(db.Database, "movies")).Values.Count(LiveData.IsCompressed));
+
+        var restarted = Docz.Run("migrate", "--restart", "--config", config, "--format", "json");
+        Assert.True(restarted.Exit == 0, restarted.Error + restarted.Output);
+        Assert.Equal(200, JsonDocument.Parse(restarted.Output).RootElement.GetProperty("namespaces")[0].GetProperty("written").GetInt64());
+    }
+
+    [Fact]
     public async Task Train_FromFile_PublishesAVersionThatStatsReports()
     {
         await using var db = fixture.Server.CreateDatabase("trainfile");
