@@ -101,15 +101,30 @@ static Row Analyze(string corpus, string input, List<byte[]> documents, Options 
 
     if (plain is not null)
     {
+        // Every setting the component tries, measured with the same envelope accounting; the best is reported (and
+        // timed), and the component's own decision (StructureTrainer's measurement at its default threshold) beside it.
         var stopwatch = Stopwatch.StartNew();
-        StructureChoice choice = StructureTrainer.TrainAndChoose(samples, heldOut, plain, size, 2000, options.Level, threshold: 1.0);
-        row.TrainSeconds = stopwatch.Elapsed.TotalSeconds;
-        foreach ((ShapeTableFlags flags, StructureMeasurement m) in choice.Candidates)
-            row.Candidates[flags.ToString()] = (double)m.RawBytes / m.StructuredBytes;
-        StructureModel? model = choice.Model ?? BestCandidate(samples, heldOut, plain, size, options.Level, choice);
-        if (model is not null)
+        StructureModel? best = null;
+        long bestBytes = long.MaxValue;
+        DocumentKind? kind = ShapeTableBuilder.DetectKind(samples);
+        foreach (ShapeTableFlags flags in kind is { } k ? StructureTrainer.Settings(k) : [])
         {
+            StructureModel? candidate = StructureTrainer.TryTrain(samples, size, 2000, flags, kind);
+            if (candidate is null) continue;
+            long bytes = Stored(heldOut, doc => StructuredFrame(doc, candidate, options.Level).Frame);
+            row.Candidates[flags.ToString()] = (double)row.HeldOutBytes / bytes;
+            if (bytes < bestBytes)
+            {
+                best = candidate;
+                bestBytes = bytes;
+            }
+        }
+        row.TrainSeconds = stopwatch.Elapsed.TotalSeconds;
+        if (best is not null)
+        {
+            StructureModel model = best;
             row.Setting = model.Table.Flags.ToString();
+            row.Adopted = StructureTrainer.Measure(heldOut, plain, model, options.Level).StructureWins(StructureTrainer.DefaultThreshold);
             row.Shapes = model.Table.Count;
             row.ShapeTableBytes = model.Table.Serialize().Length;
             row.StructureDictionarySize = model.Dictionary.Content.Length;
@@ -118,21 +133,13 @@ static Row Analyze(string corpus, string input, List<byte[]> documents, Options 
             for (int i = 0; i < heldOut.Count; i++)
                 (frames[i], packedFlags[i]) = StructuredFrame(heldOut[i], model, options.Level);
             row.Packed = packedFlags.Count(p => p);
-            row.StructuredBytes = Stored(heldOut, doc => StructuredFrame(doc, model, options.Level).Frame);
+            row.StructuredBytes = bestBytes;
             row.Mismatches = Check(heldOut, frames, packedFlags, model);
             row.VerifyFailures = model.Transform.VerifyFailures;
-            Speed(row, heldOut, plain, model, frames, packedFlags, options);
+            if (options.Seconds > 0) Speed(row, heldOut, plain, model, frames, packedFlags, options);
         }
     }
     return row;
-}
-
-// The best candidate when none beat the plain dictionary (the harness reports it anyway).
-static StructureModel? BestCandidate(List<byte[]> samples, List<byte[]> heldOut, ZstdDictionary plain, int size, int level, StructureChoice choice)
-{
-    if (choice.Candidates.Count == 0) return null;
-    ShapeTableFlags best = choice.Candidates.MinBy(c => c.Measurement.StructuredBytes).Flags;
-    return StructureTrainer.TryTrain(samples, size, 2000, best);
 }
 
 static byte[] Frame(byte[] document, ZstdDictionary? dictionary, int level)
@@ -239,6 +246,7 @@ internal sealed class Row
     public double PlainRatio => PlainBytes == 0 ? 0 : (double)HeldOutBytes / PlainBytes;
     public double StructuredRatio => StructuredBytes == 0 ? 0 : (double)HeldOutBytes / StructuredBytes;
     public string Setting { get; set; } = "";
+    public bool Adopted { get; set; }
     public Dictionary<string, double> Candidates { get; set; } = [];
     public int Shapes { get; set; }
     public int ShapeTableBytes { get; set; }

@@ -63,6 +63,9 @@ internal sealed class ShapeTable
     /// <summary>Whether JSON numbers are kept as their text instead of packed as integers and decimals.</summary>
     public bool NumbersAsText => (Flags & ShapeTableFlags.NumbersAsText) != 0;
 
+    /// <summary>Whether packed streams are three separate streams.</summary>
+    public bool SeparateStreams => (Flags & ShapeTableFlags.SeparateStreams) != 0;
+
     /// <summary>How many shapes the table holds; ids run from 1 to this.</summary>
     public int Count => _firstKey.Length - 1;
 
@@ -182,7 +185,7 @@ internal sealed class ShapeTable
         var kind = (DocumentKind)bytes[5];
         if (kind is not DocumentKind.Json and not DocumentKind.Bson) StructureThrow.Corrupt($"Shape table kind {bytes[5]} is unknown; allowed: 1 (JSON), 2 (BSON).");
         var flags = (ShapeTableFlags)bytes[6];
-        if ((flags & ~ShapeTableFlags.NumbersAsText) != 0 || (kind == DocumentKind.Bson && flags != 0))
+        if ((flags & ~(ShapeTableFlags.NumbersAsText | ShapeTableFlags.SeparateStreams)) != 0 || (kind == DocumentKind.Bson && (flags & ShapeTableFlags.NumbersAsText) != 0))
             StructureThrow.Corrupt($"Shape table flags 0x{bytes[6]:x2} are not valid for a {kind} table.");
         ReadOnlySpan<byte> body = bytes[..^ChecksumLength];
         uint stored = BinaryPrimitives.ReadUInt32LittleEndian(bytes[^ChecksumLength..]);
@@ -263,6 +266,9 @@ internal enum ShapeTableFlags : byte
 
     /// <summary>JSON numbers are kept as their text (a per-namespace choice made by measurement).</summary>
     NumbersAsText = 1,
+
+    /// <summary>The packed stream is three streams (structure, numbers, data) one after the other, not one interleaved.</summary>
+    SeparateStreams = 2,
 }
 
 /// <summary>A key as a span of the document it was read from.</summary>

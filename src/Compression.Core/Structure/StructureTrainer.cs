@@ -29,6 +29,9 @@ internal sealed record StructureChoice(StructureModel? Model, IReadOnlyList<(Sha
 /// </summary>
 internal static class StructureTrainer
 {
+    /// <summary>The structure model is chosen when its held-out bytes are at most this fraction of the plain dictionary's.</summary>
+    public const double DefaultThreshold = 0.97;
+
     /// <summary>
     /// Learns a shape table from <paramref name="samples"/> and trains a zstd dictionary of at most
     /// <paramref name="dictionarySize"/> bytes on what the writer would compress: the packed stream of each sample, or
@@ -40,7 +43,7 @@ internal static class StructureTrainer
         ArgumentNullException.ThrowIfNull(samples);
         kind ??= ShapeTableBuilder.DetectKind(samples);
         if (kind is not { } documentKind) return null;
-        if (documentKind == DocumentKind.Bson) flags = ShapeTableFlags.None;
+        if (documentKind == DocumentKind.Bson) flags &= ~ShapeTableFlags.NumbersAsText;
         var builder = new ShapeTableBuilder(documentKind, flags);
         foreach (byte[] sample in samples) builder.Add(sample);
         if (builder.Accepted == 0) return null;
@@ -96,14 +99,14 @@ internal static class StructureTrainer
     /// it is at most <paramref name="threshold"/> times the plain bytes; otherwise none.
     /// </summary>
     public static StructureChoice TrainAndChoose(IReadOnlyList<byte[]> training, IReadOnlyList<byte[]> holdout, ZstdDictionary? plain,
-        int dictionarySize, uint id, int level, double threshold = 0.97)
+        int dictionarySize, uint id, int level, double threshold = DefaultThreshold)
     {
         ArgumentNullException.ThrowIfNull(training);
         DocumentKind? kind = ShapeTableBuilder.DetectKind(training);
         StructureMeasurement plainOnly = Measure(holdout, plain, null, level);
         var candidates = new List<(ShapeTableFlags, StructureMeasurement)>();
         if (kind is null) return new StructureChoice(null, candidates, plainOnly);
-        ShapeTableFlags[] settings = kind == DocumentKind.Json ? [ShapeTableFlags.None, ShapeTableFlags.NumbersAsText] : [ShapeTableFlags.None];
+        ShapeTableFlags[] settings = Settings(kind.Value);
         StructureModel? best = null;
         StructureMeasurement bestMeasurement = default;
         foreach (ShapeTableFlags flags in settings)
@@ -120,6 +123,11 @@ internal static class StructureTrainer
         }
         return new StructureChoice(best is not null && bestMeasurement.StructureWins(threshold) ? best : null, candidates, plainOnly);
     }
+
+    /// <summary>The settings <see cref="TrainAndChoose"/> tries for documents of <paramref name="kind"/>.</summary>
+    public static ShapeTableFlags[] Settings(DocumentKind kind) => kind == DocumentKind.Json
+        ? [ShapeTableFlags.None, ShapeTableFlags.NumbersAsText, ShapeTableFlags.SeparateStreams, ShapeTableFlags.SeparateStreams | ShapeTableFlags.NumbersAsText]
+        : [ShapeTableFlags.None, ShapeTableFlags.SeparateStreams];
 
     private static int ZstdBound(int length) => length + (length >> 7) + 128;
 

@@ -1,3 +1,4 @@
+using System.Buffers;
 using System.Buffers.Binary;
 using System.Globalization;
 
@@ -6,6 +7,9 @@ namespace Compression.Structure;
 /// <summary>Writes a packed stream back as the compact JSON text it came from.</summary>
 internal ref struct JsonUnpacker
 {
+    private const int S = PackedStream.Structure, N = PackedStream.Numbers, D = PackedStream.Data;
+    private static readonly SearchValues<byte> s_numberBytes = SearchValues.Create("0123456789+-.eE"u8);
+
     private readonly ShapeTable _table;
     private PackedReader _in;
     private UnpackedWriter _out;
@@ -13,7 +17,7 @@ internal ref struct JsonUnpacker
     private JsonUnpacker(ShapeTable table, ReadOnlySpan<byte> packed, Span<byte> destination)
     {
         _table = table;
-        _in = new PackedReader(packed);
+        _in = new PackedReader(packed, table.SeparateStreams);
         _out = new UnpackedWriter(destination);
     }
 
@@ -28,20 +32,17 @@ internal ref struct JsonUnpacker
     private void ObjectBody(int depth)
     {
         if (depth > PackScratch.MaxDepth) StructureThrow.Corrupt($"Packed stream: nesting deeper than {PackScratch.MaxDepth} at offset {_in.Position}.");
-        int at = _in.Position;
-        ulong shape = _in.Varint();
-        if (shape > (ulong)_table.Count) StructureThrow.Corrupt($"Packed stream: shape {shape} at offset {at} is not in the table ({_table.Count} shapes).");
-        int id = (int)shape;
+        int id = ShapeId(ref _in, _table);
         _out.Byte((byte)'{');
-        int count = id == 0 ? _in.Count("inline key count") : _table.KeyCount(id);
+        int count = id == 0 ? _in.Count(S, S, "inline key count") : _table.KeyCount(id);
         for (int m = 0; m < count; m++)
         {
             if (m > 0) _out.Byte((byte)',');
             ReadOnlySpan<byte> key;
             if (id == 0)
             {
-                key = _in.Bytes(_in.Count("key length"));
-                if (!JsonText.IsRawStringContent(key)) StructureThrow.Corrupt($"Packed stream: inline key before offset {_in.Position} is not JSON string content.");
+                key = _in.Bytes(D, _in.Count(N, D, "key length"));
+                if (!JsonText.IsRawStringContent(key)) StructureThrow.Corrupt($"Packed stream: an inline key near offset {_in.Position} is not JSON string content.");
             }
             else
             {
@@ -58,7 +59,7 @@ internal ref struct JsonUnpacker
     private void Value(int depth)
     {
         int at = _in.Position;
-        byte tag = _in.Byte();
+        byte tag = _in.Byte(S);
         switch (tag)
         {
             case PackedTag.Null: _out.Bytes("null"u8); break;
@@ -69,7 +70,7 @@ internal ref struct JsonUnpacker
                 break;
             case PackedTag.Array:
                 if (depth + 1 > PackScratch.MaxDepth) StructureThrow.Corrupt($"Packed stream: nesting deeper than {PackScratch.MaxDepth} at offset {at}.");
-                int count = _in.Count("array length");
+                int count = _in.Count(S, S, "array length");
                 _out.Byte((byte)'[');
                 for (int i = 0; i < count; i++)
                 {
@@ -79,22 +80,22 @@ internal ref struct JsonUnpacker
                 _out.Byte((byte)']');
                 break;
             case PackedTag.String:
-                ReadOnlySpan<byte> content = _in.Bytes(_in.Count("string length"));
-                if (!JsonText.IsRawStringContent(content)) StructureThrow.Corrupt($"Packed stream: string at offset {at} is not JSON string content.");
+                ReadOnlySpan<byte> content = _in.Bytes(D, _in.Count(N, D, "string length"));
+                if (!JsonText.IsRawStringContent(content)) StructureThrow.Corrupt($"Packed stream: the string tagged at offset {at} is not JSON string content.");
                 _out.Byte((byte)'"');
                 _out.Bytes(content);
                 _out.Byte((byte)'"');
                 break;
             case PackedTag.NumberText:
-                ReadOnlySpan<byte> text = _in.Bytes(_in.Count("number length"));
-                if (text.IsEmpty || text.ContainsAnyExcept(NumberBytes)) StructureThrow.Corrupt($"Packed stream: number text at offset {at} is empty or not a number's characters.");
+                ReadOnlySpan<byte> text = _in.Bytes(D, _in.Count(N, D, "number length"));
+                if (text.IsEmpty || text.ContainsAnyExcept(s_numberBytes)) StructureThrow.Corrupt($"Packed stream: the number text tagged at offset {at} is empty or not a number's characters.");
                 _out.Bytes(text);
                 break;
             case PackedTag.Integer when !_table.NumbersAsText:
-                Decimal(_in.ZigZag(), 0, at);
+                Decimal(_in.ZigZag(N), 0, at);
                 break;
             case >= PackedTag.Decimal + 1 and <= PackedTag.Decimal + PackedTag.MaxScale when !_table.NumbersAsText:
-                Decimal(_in.ZigZag(), tag - PackedTag.Decimal, at);
+                Decimal(_in.ZigZag(N), tag - PackedTag.Decimal, at);
                 break;
             default:
                 StructureThrow.Corrupt($"Packed stream: tag 0x{tag:x2} at offset {at} is not a JSON value of this table.");
@@ -104,21 +105,30 @@ internal ref struct JsonUnpacker
 
     private void Decimal(long mantissa, int scale, int at)
     {
-        // The packer writes at most JsonText.MaxDigits digits, and never a negative zero.
+        // The packer writes at most JsonText.MaxDigits digits.
         ulong magnitude = mantissa < 0 ? (ulong)(-(mantissa + 1)) + 1 : (ulong)mantissa;
         if (magnitude >= 1_000_000_000_000_000_000UL)
-            StructureThrow.Corrupt($"Packed stream: number at offset {at} has more than {JsonText.MaxDigits} digits.");
+            StructureThrow.Corrupt($"Packed stream: the number tagged at offset {at} has more than {JsonText.MaxDigits} digits.");
         Span<byte> text = stackalloc byte[24];
         JsonText.TryFormatDecimal(mantissa, scale, text, out int written);
         _out.Bytes(text[..written]);
     }
 
-    private static readonly System.Buffers.SearchValues<byte> NumberBytes = System.Buffers.SearchValues.Create("0123456789+-.eE"u8);
+    /// <summary>A shape reference: 0 (keys inline) or an id of the table.</summary>
+    internal static int ShapeId(ref PackedReader input, ShapeTable table)
+    {
+        int at = input.Position;
+        ulong id = input.Varint(S);
+        if (id > (ulong)table.Count) StructureThrow.Corrupt($"Packed stream: shape {id} at offset {at} is not in the table ({table.Count} shapes).");
+        return (int)id;
+    }
 }
 
 /// <summary>Writes a packed stream back as the BSON document it came from (lengths, terminators and array keys recomputed).</summary>
 internal ref struct BsonUnpacker
 {
+    private const int S = PackedStream.Structure, N = PackedStream.Numbers, D = PackedStream.Data;
+
     private readonly ShapeTable _table;
     private PackedReader _in;
     private UnpackedWriter _out;
@@ -126,7 +136,7 @@ internal ref struct BsonUnpacker
     private BsonUnpacker(ShapeTable table, ReadOnlySpan<byte> packed, Span<byte> destination)
     {
         _table = table;
-        _in = new PackedReader(packed);
+        _in = new PackedReader(packed, table.SeparateStreams);
         _out = new UnpackedWriter(destination);
     }
 
@@ -146,15 +156,12 @@ internal ref struct BsonUnpacker
         int id = 0, count;
         if (isArray)
         {
-            count = _in.Count("array length");
+            count = _in.Count(S, S, "array length");
         }
         else
         {
-            int at = _in.Position;
-            ulong shape = _in.Varint();
-            if (shape > (ulong)_table.Count) StructureThrow.Corrupt($"Packed stream: shape {shape} at offset {at} is not in the table ({_table.Count} shapes).");
-            id = (int)shape;
-            count = id == 0 ? _in.Count("inline key count") : _table.KeyCount(id);
+            id = JsonUnpacker.ShapeId(ref _in, _table);
+            count = id == 0 ? _in.Count(S, S, "inline key count") : _table.KeyCount(id);
         }
         Span<byte> index = stackalloc byte[11];
         for (int m = 0; m < count; m++)
@@ -167,8 +174,8 @@ internal ref struct BsonUnpacker
             }
             else if (id == 0)
             {
-                name = _in.Bytes(_in.Count("key length"));
-                if (name.Contains((byte)0)) StructureThrow.Corrupt($"Packed stream: inline key before offset {_in.Position} holds a NUL byte.");
+                name = _in.Bytes(D, _in.Count(N, D, "key length"));
+                if (name.Contains((byte)0)) StructureThrow.Corrupt($"Packed stream: an inline key near offset {_in.Position} holds a NUL byte.");
             }
             else
             {
@@ -184,7 +191,7 @@ internal ref struct BsonUnpacker
     private void Element(scoped ReadOnlySpan<byte> name, int depth)
     {
         int at = _in.Position;
-        byte tag = _in.Byte();
+        byte tag = _in.Byte(S);
         int typeAt = _out.Position;
         _out.Byte(0); // the type, known once the tag is read below
         _out.Bytes(name);
@@ -207,49 +214,49 @@ internal ref struct BsonUnpacker
                 break;
             case PackedTag.String:
                 type = 0x02;
-                int length = _in.Count("string length");
+                int length = _in.Count(N, D, "string length");
                 BinaryPrimitives.WriteInt32LittleEndian(_out.Reserve(4), length + 1);
-                _out.Bytes(_in.Bytes(length));
+                _out.Bytes(_in.Bytes(D, length));
                 _out.Byte(0);
                 break;
             case PackedTag.Integer:
                 type = 0x10;
-                long int32 = _in.ZigZag();
-                if (int32 is < int.MinValue or > int.MaxValue) StructureThrow.Corrupt($"Packed stream: int32 at offset {at} is out of range ({int32}).");
+                long int32 = _in.ZigZag(N);
+                if (int32 is < int.MinValue or > int.MaxValue) StructureThrow.Corrupt($"Packed stream: the int32 tagged at offset {at} is out of range ({int32}).");
                 BinaryPrimitives.WriteInt32LittleEndian(_out.Reserve(4), (int)int32);
                 break;
             case PackedTag.Int64 or PackedTag.DateTime:
                 type = tag == PackedTag.Int64 ? (byte)0x12 : (byte)0x09;
-                BinaryPrimitives.WriteInt64LittleEndian(_out.Reserve(8), _in.ZigZag());
+                BinaryPrimitives.WriteInt64LittleEndian(_out.Reserve(8), _in.ZigZag(N));
                 break;
             case PackedTag.Double:
                 type = 0x01;
-                BinaryPrimitives.WriteInt64LittleEndian(_out.Reserve(8), _in.Int64LittleEndian());
+                BinaryPrimitives.WriteInt64LittleEndian(_out.Reserve(8), _in.Int64LittleEndian(N));
                 break;
             case >= PackedTag.Decimal and <= PackedTag.Decimal + PackedTag.MaxScale:
                 type = 0x01;
-                long mantissa = _in.ZigZag();
+                long mantissa = _in.ZigZag(N);
                 if (mantissa is < -BsonShapeReader.MaxDoubleMantissa or > BsonShapeReader.MaxDoubleMantissa)
-                    StructureThrow.Corrupt($"Packed stream: decimal mantissa at offset {at} is out of range ({mantissa}).");
+                    StructureThrow.Corrupt($"Packed stream: the decimal mantissa tagged at offset {at} is out of range ({mantissa}).");
                 BinaryPrimitives.WriteDoubleLittleEndian(_out.Reserve(8), BsonShapeReader.DecimalToDouble(mantissa, tag - PackedTag.Decimal));
                 break;
             case PackedTag.ObjectId:
                 type = 0x07;
-                _out.Bytes(_in.Bytes(12));
+                _out.Bytes(_in.Bytes(D, 12));
                 break;
             case PackedTag.Binary:
                 type = 0x05;
-                int binaryLength = _in.Count("binary length");
-                byte subtype = _in.Byte();
+                byte subtype = _in.Byte(S);
+                int binaryLength = _in.Count(N, D, "binary length");
                 BinaryPrimitives.WriteInt32LittleEndian(_out.Reserve(4), binaryLength);
                 _out.Byte(subtype);
-                _out.Bytes(_in.Bytes(binaryLength));
+                _out.Bytes(_in.Bytes(D, binaryLength));
                 break;
             case PackedTag.BsonRaw:
-                type = _in.Byte();
-                ReadOnlySpan<byte> raw = _in.Bytes(_in.Count("raw value length"));
+                type = _in.Byte(S);
+                ReadOnlySpan<byte> raw = _in.Bytes(D, _in.Count(N, D, "raw value length"));
                 if (!PackedTag.IsRawBsonType(type) || BsonShapeReader.RawValueLength(type, raw) != raw.Length)
-                    StructureThrow.Corrupt($"Packed stream: raw BSON value at offset {at} (type 0x{type:x2}, {raw.Length} bytes) is not a value of that type.");
+                    StructureThrow.Corrupt($"Packed stream: the raw BSON value tagged at offset {at} (type 0x{type:x2}, {raw.Length} bytes) is not a value of that type.");
                 _out.Bytes(raw);
                 break;
             default:
