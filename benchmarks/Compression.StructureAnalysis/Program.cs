@@ -9,14 +9,14 @@ using Compression.Internal;
 using Compression.Structure;
 using MongoDB.Bson;
 
-// Compression.StructureAnalysis [--split random|first] [--seed N] [--fraction F] [--level L] [--input json|bson|both]
+// Compression.StructureAnalysis [--split random|first] [--seed N] [--fraction F] [--level L] [--dictionary-size BYTES] [--input json|bson|both]
 //                               [--seconds S] [--json OUT.json] FILE.jsonl...
 // For each corpus and input kind: the documents are split into training (F of them, 0.2 by default: a seeded random
 // sample, or the first ones in file order with --split first, as a live collection trains on what was written first)
 // and held-out documents. Training follows the engine's sampling caps (DictionaryOptions defaults: at most 2,000
-// samples and 4 MiB, documents over 32 KiB never sampled) and its dictionary size rule. A plain zstd dictionary is
-// trained on the samples as they are, and a structure model (shape table + dictionary trained on the packed samples)
-// per setting; every held-out document is compressed both ways at zstd level L and decoded again (checked byte for
+// samples and 4 MiB, documents over 32 KiB never sampled) and its dictionary size rule (or --dictionary-size). A plain zstd dictionary is
+// trained on the samples as they are, and a structure model (shape table + dictionary of the same size trained on the
+// packed samples) by StructureTrainer.TrainAndChoose, which also says whether it would be chosen; every held-out document is compressed both ways at zstd level L and decoded again (checked byte for
 // byte). Ratios are raw bytes / stored bytes, stored bytes = zstd frame + the v1 envelope around it (magic, header,
 // length varint, a 2-byte dictionary id, 4-byte checksum), or the stored envelope when that is smaller, the same
 // accounting for both columns.
@@ -88,7 +88,7 @@ static Row Analyze(string corpus, string input, List<byte[]> documents, Options 
         samples.Add(document);
         sampleBytes += document.Length;
     }
-    int size = d.GetTrainingSize(samples.Count, sampleBytes);
+    int size = options.DictionarySize ?? d.GetTrainingSize(samples.Count, sampleBytes);
     ZstdDictionary? plain = size >= ZstdDictionary.MinimumSize && samples.Count >= d.MinSampleCount
         ? ZstdDictionaryTrainer.TryTrain(samples, size, 1000) : null;
 
@@ -101,30 +101,15 @@ static Row Analyze(string corpus, string input, List<byte[]> documents, Options 
 
     if (plain is not null)
     {
-        // Every setting the component tries, measured with the same envelope accounting; the best is reported (and
-        // timed), and the component's own decision (StructureTrainer's measurement at its default threshold) beside it.
+        // The component's own training and per-namespace decision (held-out measurement at its default threshold).
         var stopwatch = Stopwatch.StartNew();
-        StructureModel? best = null;
-        long bestBytes = long.MaxValue;
-        DocumentKind? kind = ShapeTableBuilder.DetectKind(samples);
-        foreach (ShapeTableFlags flags in kind is { } k ? StructureTrainer.Settings(k) : [])
-        {
-            StructureModel? candidate = StructureTrainer.TryTrain(samples, size, 2000, flags, kind);
-            if (candidate is null) continue;
-            long bytes = Stored(heldOut, doc => StructuredFrame(doc, candidate, options.Level).Frame);
-            row.Candidates[flags.ToString()] = (double)row.HeldOutBytes / bytes;
-            if (bytes < bestBytes)
-            {
-                best = candidate;
-                bestBytes = bytes;
-            }
-        }
+        StructureChoice choice = StructureTrainer.TrainAndChoose(samples, heldOut, plain, size, 2000, options.Level);
         row.TrainSeconds = stopwatch.Elapsed.TotalSeconds;
+        StructureModel? best = choice.Model;
         if (best is not null)
         {
             StructureModel model = best;
-            row.Setting = model.Table.Flags.ToString();
-            row.Adopted = StructureTrainer.Measure(heldOut, plain, model, options.Level).StructureWins(StructureTrainer.DefaultThreshold);
+            row.Adopted = choice.Chosen;
             row.Shapes = model.Table.Count;
             row.ShapeTableBytes = model.Table.Serialize().Length;
             row.StructureDictionarySize = model.Dictionary.Content.Length;
@@ -133,7 +118,7 @@ static Row Analyze(string corpus, string input, List<byte[]> documents, Options 
             for (int i = 0; i < heldOut.Count; i++)
                 (frames[i], packedFlags[i]) = StructuredFrame(heldOut[i], model, options.Level);
             row.Packed = packedFlags.Count(p => p);
-            row.StructuredBytes = bestBytes;
+            row.StructuredBytes = Stored(heldOut, doc => StructuredFrame(doc, model, options.Level).Frame);
             row.Mismatches = Check(heldOut, frames, packedFlags, model);
             row.VerifyFailures = model.Transform.VerifyFailures;
             if (options.Seconds > 0) Speed(row, heldOut, plain, model, frames, packedFlags, options);
@@ -245,9 +230,7 @@ internal sealed class Row
     public long StructuredBytes { get; set; }
     public double PlainRatio => PlainBytes == 0 ? 0 : (double)HeldOutBytes / PlainBytes;
     public double StructuredRatio => StructuredBytes == 0 ? 0 : (double)HeldOutBytes / StructuredBytes;
-    public string Setting { get; set; } = "";
     public bool Adopted { get; set; }
-    public Dictionary<string, double> Candidates { get; set; } = [];
     public int Shapes { get; set; }
     public int ShapeTableBytes { get; set; }
     public int Packed { get; set; }
@@ -260,7 +243,7 @@ internal sealed class Row
     public double StructuredDecompressMBps { get; set; }
 
     public string Summary() => string.Create(CultureInfo.InvariantCulture,
-        $"{Corpus}/{Input}: plain {PlainRatio:F2}, structured {StructuredRatio:F2} ({Setting}; {string.Join(", ", Candidates.Select(c => $"{c.Key} {c.Value:F2}"))}), packed {Packed}/{HeldOut}, shapes {Shapes}, mismatches {Mismatches}, " +
+        $"{Corpus}/{Input}: plain {PlainRatio:F2}, structured {StructuredRatio:F2} (chosen: {Adopted}), packed {Packed}/{HeldOut}, shapes {Shapes}, mismatches {Mismatches}, verify failures {VerifyFailures}, " +
         $"compress {PlainCompressMBps:F0} -> {StructuredCompressMBps:F0} MB/s, decompress {PlainDecompressMBps:F0} -> {StructuredDecompressMBps:F0} MB/s");
 }
 
@@ -269,20 +252,21 @@ internal static class Report
     public static string Markdown(List<Row> rows, Options options)
     {
         var s = new StringBuilder();
-        s.Append(CultureInfo.InvariantCulture, $"Split: {options.Split} {options.Fraction:P0} for training (seed {options.Seed}), zstd level {options.Level}; ratio = held-out raw bytes / stored bytes (v1 envelope with checksum and dictionary id).\n\n");
-        s.Append("| corpus | input | docs (train/held out) | dict | plain | structured | gain | setting | other setting | packed | shapes (table bytes) | compress MB/s plain -> structured | decompress MB/s plain -> structured |\n");
-        s.Append("|---|---|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n");
+        string split = options.Split == "random" ? $"a seeded random {options.Fraction * 100:F0}% (seed {options.Seed})" : $"the first {options.Fraction * 100:F0}% in file order";
+        string size = options.DictionarySize is { } fixedSize ? $"{fixedSize:N0} bytes" : "the engine's rule";
+        s.Append(CultureInfo.InvariantCulture, $"Training on {split}, engine sampling caps; dictionary size: {size}; zstd level {options.Level}. Ratio = held-out raw bytes / stored bytes (zstd frame in a v1 envelope with checksum and a 2-byte dictionary id, or stored when smaller).\n\n");
+        s.Append("| corpus | input | docs (train/held out) | dict | plain | structured | gain | chosen (<= 0.97x bytes) | packed | shapes (table bytes) | compress MB/s plain -> structured | decompress MB/s plain -> structured |\n");
+        s.Append("|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n");
         foreach (Row r in rows)
         {
-            string other = string.Join(", ", r.Candidates.Where(c => c.Key != r.Setting).Select(c => string.Create(CultureInfo.InvariantCulture, $"{c.Key} {c.Value:F2}")));
             string dict = r.DictionarySize == 0 ? "none" : $"{r.DictionarySize / 1024.0:F1} KiB";
             if (r.Shapes == 0 && r.StructuredBytes == 0)
             {
-                s.Append(CultureInfo.InvariantCulture, $"| {r.Corpus} | {r.Input} | {r.Training}/{r.HeldOut} | {dict} | {r.PlainRatio:F2} | n/a (no dictionary trained) | | | | | | | |\n");
+                s.Append(CultureInfo.InvariantCulture, $"| {r.Corpus} | {r.Input} | {r.Training}/{r.HeldOut} | {dict} | {r.PlainRatio:F2} | n/a (no dictionary trained) | | | | | | |\n");
                 continue;
             }
             s.Append(CultureInfo.InvariantCulture,
-                $"| {r.Corpus} | {r.Input} | {r.Training}/{r.HeldOut} | {dict} | {r.PlainRatio:F2} | {r.StructuredRatio:F2} | {(r.StructuredRatio / r.PlainRatio - 1) * 100:+0.0;-0.0}% | {r.Setting} | {other} | {r.Packed}/{r.HeldOut} | {r.Shapes} ({r.ShapeTableBytes:N0} B) | {r.PlainCompressMBps:F0} -> {r.StructuredCompressMBps:F0} | {r.PlainDecompressMBps:F0} -> {r.StructuredDecompressMBps:F0} |\n");
+                $"| {r.Corpus} | {r.Input} | {r.Training}/{r.HeldOut} | {dict} | {r.PlainRatio:F2} | {r.StructuredRatio:F2} | {(r.StructuredRatio / r.PlainRatio - 1) * 100:+0.0;-0.0}% | {(r.Adopted ? "yes" : "no")} | {r.Packed}/{r.HeldOut} | {r.Shapes} ({r.ShapeTableBytes:N0} B) | {r.PlainCompressMBps:F0} -> {r.StructuredCompressMBps:F0} | {r.PlainDecompressMBps:F0} -> {r.StructuredDecompressMBps:F0} |\n");
         }
         foreach (string input in rows.Select(r => r.Input).Distinct())
         {
@@ -302,6 +286,7 @@ internal sealed class Options
     public int Seed { get; private set; } = 42;
     public double Fraction { get; private set; } = 0.2;
     public int Level { get; private set; } = 3;
+    public int? DictionarySize { get; private set; }
     public double Seconds { get; private set; } = 0.5;
     public string[] Inputs { get; private set; } = ["json", "bson"];
     public string? JsonOut { get; private set; }
@@ -319,6 +304,7 @@ internal sealed class Options
                 case "--seed": o.Seed = int.Parse(Next(), CultureInfo.InvariantCulture); break;
                 case "--fraction": o.Fraction = double.Parse(Next(), CultureInfo.InvariantCulture); break;
                 case "--level": o.Level = int.Parse(Next(), CultureInfo.InvariantCulture); break;
+                case "--dictionary-size": o.DictionarySize = int.Parse(Next(), CultureInfo.InvariantCulture); break;
                 case "--seconds": o.Seconds = double.Parse(Next(), CultureInfo.InvariantCulture); break;
                 case "--input": o.Inputs = Next() switch { "both" => ["json", "bson"], string one => [one] }; break;
                 case "--json": o.JsonOut = Next(); break;
@@ -327,7 +313,7 @@ internal sealed class Options
         }
         if (o.Files.Count == 0 || o.Split is not ("random" or "first") || o.Inputs.Any(x => x is not ("json" or "bson")) || o.Fraction is <= 0 or >= 1)
         {
-            Console.Error.WriteLine("usage: Compression.StructureAnalysis [--split random|first] [--seed N] [--fraction F] [--level L] [--input json|bson|both] [--seconds S] [--json OUT.json] FILE.jsonl...");
+            Console.Error.WriteLine("usage: Compression.StructureAnalysis [--split random|first] [--seed N] [--fraction F] [--level L] [--dictionary-size BYTES] [--input json|bson|both] [--seconds S] [--json OUT.json] FILE.jsonl...");
             return null;
         }
         foreach (string file in o.Files)

@@ -10,21 +10,19 @@ internal ref struct JsonText
 {
     private readonly ReadOnlySpan<byte> _source;
     private readonly PackScratch _scratch;
-    private readonly bool _numbersAsText;
     private int _at;
 
-    private JsonText(ReadOnlySpan<byte> source, PackScratch scratch, bool numbersAsText)
+    private JsonText(ReadOnlySpan<byte> source, PackScratch scratch)
     {
         _source = source;
         _scratch = scratch;
-        _numbersAsText = numbersAsText;
     }
 
     /// <summary>Parses <paramref name="source"/> into <paramref name="scratch"/>; false when it is not compact JSON with an object at the root.</summary>
-    public static bool TryParse(ReadOnlySpan<byte> source, PackScratch scratch, bool numbersAsText)
+    public static bool TryParse(ReadOnlySpan<byte> source, PackScratch scratch)
     {
         if (source.IsEmpty || source[0] != (byte)'{') return false;
-        var reader = new JsonText(source, scratch, numbersAsText);
+        var reader = new JsonText(source, scratch);
         return reader.TryObject(1) && reader._at == source.Length;
     }
 
@@ -165,7 +163,7 @@ internal ref struct JsonText
         _at = end;
         ReadOnlySpan<byte> text = _source[start..end];
         int node;
-        if (!_numbersAsText && TryParseDecimal(text, out long mantissa, out int scale))
+        if (TryParseDecimal(text, out long mantissa, out int scale))
         {
             node = _scratch.AddNode(scale == 0 ? PackedTag.Integer : (byte)(PackedTag.Decimal + scale));
             _scratch.Nodes[node].Value = mantissa;

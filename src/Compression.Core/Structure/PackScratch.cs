@@ -20,6 +20,7 @@ internal sealed class PackScratch
 {
     public const int MaxDepth = 128;
 
+
     [ThreadStatic] private static PackScratch? t_instance;
 
     public PackedNode[] Nodes = new PackedNode[64];

@@ -1,104 +1,56 @@
 using System.Buffers.Binary;
-using Compression.Internal;
 
 namespace Compression.Structure;
 
-/// <summary>The three streams of a packed document: what each part of a value is written to (docs/structure.md).</summary>
-internal static class PackedStream
-{
-    /// <summary>Tags, shape ids, array lengths, inline key counts, binary subtypes and raw BSON types: the structure.</summary>
-    public const int Structure = 0;
-
-    /// <summary>Integers, mantissas, doubles, and the lengths of strings, keys, number texts, binaries and raw values.</summary>
-    public const int Numbers = 1;
-
-    /// <summary>The bytes of strings, inline keys, number texts, object ids, binaries and raw values.</summary>
-    public const int Data = 2;
-}
-
 /// <summary>
 /// Writes the packed stream of a parsed document (<see cref="PackScratch"/> nodes with their shapes resolved): the root
-/// object's shape reference and members, every other value as its tag and payload (docs/structure.md, "Packed stream").
-/// Interleaved, everything goes to one stream in document order; with <see cref="ShapeTableFlags.SeparateStreams"/>, to
-/// three (<see cref="PackedStream"/>), written one after the other behind their lengths. Stops with false as soon as the
-/// destination is full: a packed form no smaller than the document is not wanted.
+/// object's shape reference and members, every other value as its tag and payload, in document order
+/// (docs/structure.md, "Packed stream"). Stops with false as soon as the destination is full: a packed form no smaller
+/// than the document is not wanted.
 /// </summary>
 internal ref struct PackedEmitter
 {
     private readonly ReadOnlySpan<byte> _document;
     private readonly PackScratch _scratch;
-    private readonly bool _separate;
-    private readonly Span<byte> _s0, _s1, _s2;
-    private int _at0, _at1, _at2;
+    private readonly Span<byte> _destination;
+    private int _at;
     private int _node;
     private bool _full;
 
-    private PackedEmitter(ReadOnlySpan<byte> document, PackScratch scratch, Span<byte> destination, Span<byte> numbers, Span<byte> data, bool separate)
+    private PackedEmitter(ReadOnlySpan<byte> document, PackScratch scratch, Span<byte> destination)
     {
         _document = document;
         _scratch = scratch;
-        _separate = separate;
-        _s0 = destination;
-        _s1 = numbers;
-        _s2 = data;
+        _destination = destination;
     }
 
-    /// <summary>
-    /// Emits into <paramref name="destination"/>. With separate streams, <paramref name="scratch2"/> must hold three
-    /// regions as long as the destination, where the three streams are written before they are assembled.
-    /// </summary>
-    public static bool TryEmit(ReadOnlySpan<byte> document, PackScratch scratch, Span<byte> destination, Span<byte> scratch2, bool separate, out int written)
+    public static bool TryEmit(ReadOnlySpan<byte> document, PackScratch scratch, Span<byte> destination, out int written)
     {
-        written = 0;
-        if (!separate)
-        {
-            var interleaved = new PackedEmitter(document, scratch, destination, default, default, separate: false);
-            interleaved.ObjectBody(interleaved._node++);
-            if (interleaved._full) return false;
-            written = interleaved._at0;
-            return true;
-        }
-
-        int region = destination.Length;
-        Span<byte> structure = scratch2.Slice(0, region);
-        var emitter = new PackedEmitter(document, scratch, structure, scratch2.Slice(region, region), scratch2.Slice(2 * region, region), separate: true);
+        var emitter = new PackedEmitter(document, scratch, destination);
         emitter.ObjectBody(emitter._node++);
-        if (emitter._full) return false;
-        int header = Internal.Varint.GetLength((uint)emitter._at0) + Internal.Varint.GetLength((uint)emitter._at1);
-        int total = header + emitter._at0 + emitter._at1 + emitter._at2;
-        if (total > destination.Length) return false;
-        int at = Internal.Varint.Write(destination, (uint)emitter._at0);
-        at += Internal.Varint.Write(destination[at..], (uint)emitter._at1);
-        structure[..emitter._at0].CopyTo(destination[at..]);
-        at += emitter._at0;
-        emitter._s1[..emitter._at1].CopyTo(destination[at..]);
-        at += emitter._at1;
-        emitter._s2[..emitter._at2].CopyTo(destination[at..]);
-        written = total;
-        return true;
+        written = emitter._full ? 0 : emitter._at;
+        return !emitter._full;
     }
 
     private void ObjectBody(int index)
     {
-        ref PackedNode node = ref _scratch.Nodes[index];
+        PackedNode node = _scratch.Nodes[index];
         ulong id = (ulong)node.Value;
-        int count = node.Length;
-        int firstKey = node.Start;
-        Varint(PackedStream.Structure, id);
+        Varint(id);
         if (id == 0)
         {
-            Varint(PackedStream.Structure, (ulong)count);
-            for (int m = 0; m < count && !_full; m++)
+            Varint((ulong)node.Length);
+            for (int m = 0; m < node.Length && !_full; m++)
             {
-                KeySpan key = _scratch.Keys[firstKey + m];
-                Varint(PackedStream.Numbers, (ulong)key.Length);
-                Bytes(PackedStream.Data, _document.Slice(key.Start, key.Length));
+                KeySpan key = _scratch.Keys[node.Start + m];
+                Varint((ulong)key.Length);
+                Bytes(_document.Slice(key.Start, key.Length));
                 Value();
             }
         }
         else
         {
-            for (int m = 0; m < count && !_full; m++) Value();
+            for (int m = 0; m < node.Length && !_full; m++) Value();
         }
     }
 
@@ -106,7 +58,13 @@ internal ref struct PackedEmitter
     {
         int index = _node++;
         PackedNode node = _scratch.Nodes[index];
-        Byte(PackedStream.Structure, node.Tag);
+        if (node.Tag == PackedTag.String && node.Length <= PackedTag.MaxShortString)
+        {
+            Byte((byte)(PackedTag.ShortString + node.Length));
+            Bytes(_document.Slice(node.Start, node.Length));
+            return;
+        }
+        Byte(node.Tag);
         switch (node.Tag)
         {
             case PackedTag.Null or PackedTag.False or PackedTag.True:
@@ -115,80 +73,62 @@ internal ref struct PackedEmitter
                 ObjectBody(index);
                 break;
             case PackedTag.Array:
-                Varint(PackedStream.Structure, (ulong)node.Length);
+                Varint((ulong)node.Length);
                 for (int i = 0; i < node.Length && !_full; i++) Value();
                 break;
             case PackedTag.String or PackedTag.NumberText:
-                Varint(PackedStream.Numbers, (ulong)node.Length);
-                Bytes(PackedStream.Data, _document.Slice(node.Start, node.Length));
+                Varint((ulong)node.Length);
+                Bytes(_document.Slice(node.Start, node.Length));
                 break;
             case PackedTag.Integer or PackedTag.Int64 or PackedTag.DateTime:
-                Varint(PackedStream.Numbers, Varint64.ZigZag(node.Value));
+                Varint(Varint64.ZigZag(node.Value));
                 break;
             case PackedTag.Double:
-                Span<byte> bits = stackalloc byte[8];
-                BinaryPrimitives.WriteInt64LittleEndian(bits, node.Value);
-                Bytes(PackedStream.Numbers, bits);
+                if (Room(8)) BinaryPrimitives.WriteInt64LittleEndian(_destination[_at..], node.Value);
+                _at += 8;
                 break;
             case PackedTag.ObjectId:
-                Bytes(PackedStream.Data, _document.Slice(node.Start, 12));
+                Bytes(_document.Slice(node.Start, 12));
                 break;
             case PackedTag.Binary:
-                Byte(PackedStream.Structure, node.Extra);
-                Varint(PackedStream.Numbers, (ulong)node.Length);
-                Bytes(PackedStream.Data, _document.Slice(node.Start, node.Length));
+                Varint((ulong)node.Length);
+                Byte(node.Extra);
+                Bytes(_document.Slice(node.Start, node.Length));
                 break;
             case PackedTag.BsonRaw:
-                Byte(PackedStream.Structure, node.Extra);
-                Varint(PackedStream.Numbers, (ulong)node.Length);
-                Bytes(PackedStream.Data, _document.Slice(node.Start, node.Length));
+                Byte(node.Extra);
+                Varint((ulong)node.Length);
+                Bytes(_document.Slice(node.Start, node.Length));
                 break;
             default: // decimals
-                Varint(PackedStream.Numbers, Varint64.ZigZag(node.Value));
+                Varint(Varint64.ZigZag(node.Value));
                 break;
         }
     }
 
-    private Span<byte> Free(int stream)
+    private bool Room(int bytes)
     {
-        if (!_separate) return _s0[_at0..];
-        return stream switch
-        {
-            PackedStream.Structure => _s0[_at0..],
-            PackedStream.Numbers => _s1[_at1..],
-            _ => _s2[_at2..],
-        };
+        if (!_full && _destination.Length - _at >= bytes) return true;
+        _full = true;
+        return false;
     }
 
-    private void Advance(int stream, int count)
+    private void Byte(byte value)
     {
-        if (!_separate || stream == PackedStream.Structure) _at0 += count;
-        else if (stream == PackedStream.Numbers) _at1 += count;
-        else _at2 += count;
+        if (Room(1)) _destination[_at++] = value;
     }
 
-    private void Byte(int stream, byte value)
+    private void Varint(ulong value)
     {
         if (_full) return;
-        Span<byte> free = Free(stream);
-        if (free.IsEmpty) { _full = true; return; }
-        free[0] = value;
-        Advance(stream, 1);
-    }
-
-    private void Varint(int stream, ulong value)
-    {
-        if (_full) return;
-        if (Varint64.TryWrite(Free(stream), value, out int written)) Advance(stream, written);
+        if (Varint64.TryWrite(_destination[_at..], value, out int written)) _at += written;
         else _full = true;
     }
 
-    private void Bytes(int stream, scoped ReadOnlySpan<byte> bytes)
+    private void Bytes(ReadOnlySpan<byte> bytes)
     {
-        if (_full) return;
-        Span<byte> free = Free(stream);
-        if (free.Length < bytes.Length) { _full = true; return; }
-        bytes.CopyTo(free);
-        Advance(stream, bytes.Length);
+        if (!Room(bytes.Length)) return;
+        bytes.CopyTo(_destination[_at..]);
+        _at += bytes.Length;
     }
 }

@@ -14,7 +14,7 @@ internal enum DocumentKind : byte
 
 /// <summary>
 /// The tags of the packed value stream (docs/structure.md, "Packed stream"). One byte before every value but the root
-/// object; a decimal's scale is folded into its tag.
+/// object; a decimal's scale and a short string's length are folded into its tag.
 /// </summary>
 internal static class PackedTag
 {
@@ -23,7 +23,7 @@ internal static class PackedTag
     public const byte True = 0x02;
     public const byte Object = 0x03;     // shape reference, then the members' values
     public const byte Array = 0x04;      // varint count, then the elements
-    public const byte String = 0x05;     // varint length, bytes (JSON: the raw text between the quotes, escapes kept)
+    public const byte String = 0x05;     // varint length, bytes (JSON: the raw text between the quotes, escapes kept); 224 bytes or more
     public const byte Integer = 0x06;    // zigzag varint (JSON integer; BSON int32)
     public const byte Int64 = 0x07;      // zigzag varint (BSON int64)
     public const byte NumberText = 0x08; // varint length, the number's text (JSON numbers kept as written)
@@ -34,6 +34,8 @@ internal static class PackedTag
     public const byte BsonRaw = 0x0D;    // BSON type byte, varint length, the value's bytes as stored (the rare BSON types)
     public const byte Decimal = 0x10;    // 0x10 + scale (0-15), zigzag varint mantissa: mantissa / 10^scale
     public const int MaxScale = 15;
+    public const byte ShortString = 0x20; // 0x20 + length (0-223), bytes: a string's length folded into its tag
+    public const int MaxShortString = 0xFF - ShortString;
 
     /// <summary>The BSON types a <see cref="BsonRaw"/> value may carry.</summary>
     public static bool IsRawBsonType(byte type) => type is 0x06 or 0x0B or 0x0C or 0x0D or 0x0E or 0x0F or 0x11 or 0x13 or 0x7F or 0xFF;

@@ -28,7 +28,7 @@ internal sealed class ShapeTable
     /// <summary>The default limit on a serialized table's size when it is read.</summary>
     public const int DefaultMaxSerializedLength = 1024 * 1024;
 
-    private const int HeaderLength = 7; // magic, version, kind, flags
+    private const int HeaderLength = 7; // magic, version, kind, reserved
     private const int ChecksumLength = 4;
 
     private readonly byte[] _keyBytes;
@@ -37,10 +37,9 @@ internal sealed class ShapeTable
     private readonly Dictionary<ulong, int> _byHash;
     private readonly int[] _nextWithHash; // chains shapes whose key lists hash alike (index: id - 1; 0 ends the chain)
 
-    private ShapeTable(DocumentKind kind, ShapeTableFlags flags, byte[] keyBytes, int[] keyStarts, int[] firstKey)
+    private ShapeTable(DocumentKind kind, byte[] keyBytes, int[] keyStarts, int[] firstKey)
     {
         Kind = kind;
-        Flags = flags;
         _keyBytes = keyBytes;
         _keyStarts = keyStarts;
         _firstKey = firstKey;
@@ -56,15 +55,6 @@ internal sealed class ShapeTable
 
     /// <summary>What the documents are: JSON text or BSON.</summary>
     public DocumentKind Kind { get; }
-
-    /// <summary>Options of the packed form (how JSON numbers are written).</summary>
-    public ShapeTableFlags Flags { get; }
-
-    /// <summary>Whether JSON numbers are kept as their text instead of packed as integers and decimals.</summary>
-    public bool NumbersAsText => (Flags & ShapeTableFlags.NumbersAsText) != 0;
-
-    /// <summary>Whether packed streams are three separate streams.</summary>
-    public bool SeparateStreams => (Flags & ShapeTableFlags.SeparateStreams) != 0;
 
     /// <summary>How many shapes the table holds; ids run from 1 to this.</summary>
     public int Count => _firstKey.Length - 1;
@@ -113,10 +103,10 @@ internal sealed class ShapeTable
 
     /// <summary>Creates a table from key lists, in the order given (the first gets id 1). Keys are checked as <see cref="Parse"/> checks them.</summary>
     /// <exception cref="ArgumentException">A key list breaks a limit or a rule of <paramref name="kind"/>, or appears twice.</exception>
-    public static ShapeTable Create(DocumentKind kind, ShapeTableFlags flags, IReadOnlyList<IReadOnlyList<byte[]>> shapes)
+    public static ShapeTable Create(DocumentKind kind, IReadOnlyList<IReadOnlyList<byte[]>> shapes)
     {
         ArgumentNullException.ThrowIfNull(shapes);
-        byte[] serialized = Serialize(kind, flags, shapes);
+        byte[] serialized = Serialize(kind, shapes);
         try
         {
             return Parse(serialized, int.MaxValue);
@@ -137,10 +127,10 @@ internal sealed class ShapeTable
             for (int i = 0; i < keys.Length; i++) keys[i] = Key(id, i).ToArray();
             shapes.Add(keys);
         }
-        return Serialize(Kind, Flags, shapes);
+        return Serialize(Kind, shapes);
     }
 
-    private static byte[] Serialize(DocumentKind kind, ShapeTableFlags flags, IReadOnlyList<IReadOnlyList<byte[]>> shapes)
+    private static byte[] Serialize(DocumentKind kind, IReadOnlyList<IReadOnlyList<byte[]>> shapes)
     {
         long length = HeaderLength + Varint.MaxLength32 + ChecksumLength;
         foreach (IReadOnlyList<byte[]> keys in shapes)
@@ -153,7 +143,7 @@ internal sealed class ShapeTable
         Magic.CopyTo(buffer);
         buffer[4] = FormatVersion;
         buffer[5] = (byte)kind;
-        buffer[6] = (byte)flags;
+        buffer[6] = 0; // reserved
         int at = HeaderLength;
         at += Varint.Write(buffer.AsSpan(at), (uint)shapes.Count);
         foreach (IReadOnlyList<byte[]> keys in shapes)
@@ -173,7 +163,7 @@ internal sealed class ShapeTable
 
     /// <summary>
     /// Reads a serialized table, checking everything: size limit, magic, version, kind, flags, checksum, counts, key
-    /// rules of the kind, no duplicate key lists, no bytes after the end.
+    /// reserved byte, rules of the kind, no duplicate key lists, no bytes after the end.
     /// </summary>
     /// <exception cref="InvalidDataException">The bytes are not a valid shape table; the message says what is wrong.</exception>
     public static ShapeTable Parse(ReadOnlySpan<byte> bytes, int maxLength = DefaultMaxSerializedLength)
@@ -184,9 +174,7 @@ internal sealed class ShapeTable
         if (bytes[4] != FormatVersion) StructureThrow.Corrupt($"Shape table format version {bytes[4]} is not supported; this reader knows version {FormatVersion}.");
         var kind = (DocumentKind)bytes[5];
         if (kind is not DocumentKind.Json and not DocumentKind.Bson) StructureThrow.Corrupt($"Shape table kind {bytes[5]} is unknown; allowed: 1 (JSON), 2 (BSON).");
-        var flags = (ShapeTableFlags)bytes[6];
-        if ((flags & ~(ShapeTableFlags.NumbersAsText | ShapeTableFlags.SeparateStreams)) != 0 || (kind == DocumentKind.Bson && (flags & ShapeTableFlags.NumbersAsText) != 0))
-            StructureThrow.Corrupt($"Shape table flags 0x{bytes[6]:x2} are not valid for a {kind} table.");
+        if (bytes[6] != 0) StructureThrow.Corrupt($"Shape table: the reserved byte is 0x{bytes[6]:x2}; this reader knows only 0.");
         ReadOnlySpan<byte> body = bytes[..^ChecksumLength];
         uint stored = BinaryPrimitives.ReadUInt32LittleEndian(bytes[^ChecksumLength..]);
         uint actual = XxHash32.HashToUInt32(body);
@@ -215,7 +203,7 @@ internal sealed class ShapeTable
         if (at != body.Length) StructureThrow.Corrupt($"Shape table has {body.Length - at} bytes after its last shape.");
         keyStarts.Add(keyBytes.Count);
 
-        var table = new ShapeTable(kind, flags, [.. keyBytes], [.. keyStarts], firstKey);
+        var table = new ShapeTable(kind, [.. keyBytes], [.. keyStarts], firstKey);
         table.CheckNoDuplicates();
         return table;
     }
@@ -256,19 +244,6 @@ internal sealed class ShapeTable
         kind == DocumentKind.Bson ? !key.Contains((byte)0) : JsonText.IsRawStringContent(key);
 
     private static string Describe(ReadOnlySpan<byte> key) => key.Length <= 32 ? Convert.ToHexString(key) : Convert.ToHexString(key[..32]) + "...";
-}
-
-/// <summary>Options of a shape table's packed form.</summary>
-[Flags]
-internal enum ShapeTableFlags : byte
-{
-    None = 0,
-
-    /// <summary>JSON numbers are kept as their text (a per-namespace choice made by measurement).</summary>
-    NumbersAsText = 1,
-
-    /// <summary>The packed stream is three streams (structure, numbers, data) one after the other, not one interleaved.</summary>
-    SeparateStreams = 2,
 }
 
 /// <summary>A key as a span of the document it was read from.</summary>

@@ -11,15 +11,9 @@ internal sealed class ShapeTableBuilder
 {
     private readonly Dictionary<byte[], int> _counts = new(ByteArrayComparer.Instance);
 
-    public ShapeTableBuilder(DocumentKind kind, ShapeTableFlags flags = ShapeTableFlags.None)
-    {
-        Kind = kind;
-        Flags = flags;
-    }
+    public ShapeTableBuilder(DocumentKind kind) => Kind = kind;
 
     public DocumentKind Kind { get; }
-
-    public ShapeTableFlags Flags { get; }
 
     /// <summary>A key list becomes a shape when seen this often.</summary>
     /// <value>2.</value>
@@ -46,7 +40,7 @@ internal sealed class ShapeTableBuilder
         try
         {
             bool parsed = Kind == DocumentKind.Json
-                ? JsonText.TryParse(sample, scratch, (Flags & ShapeTableFlags.NumbersAsText) != 0)
+                ? JsonText.TryParse(sample, scratch)
                 : BsonShapeReader.TryParse(sample, scratch);
             if (!parsed)
             {
@@ -84,7 +78,7 @@ internal sealed class ShapeTableBuilder
             bytes += keyList.Length;
             chosen.Add(Deserialize(keyList));
         }
-        return ShapeTable.Create(Kind, Flags, chosen);
+        return ShapeTable.Create(Kind, chosen);
     }
 
     /// <summary>
@@ -103,7 +97,7 @@ internal sealed class ShapeTableBuilder
                 scratch.NodeCount = scratch.KeyCount = scratch.PendingCount = 0;
                 if (BsonShapeReader.TryParse(sample, scratch)) { bson++; continue; }
                 scratch.NodeCount = scratch.KeyCount = scratch.PendingCount = 0;
-                if (JsonText.TryParse(sample, scratch, numbersAsText: false)) json++;
+                if (JsonText.TryParse(sample, scratch)) json++;
             }
         }
         finally

@@ -40,7 +40,7 @@ internal sealed class ShapeTransform
             if (!TryParse(document, scratch, Table)) return false;
             scratch.ResolveShapes(document, Table);
             Span<byte> target = destination[..Math.Min(destination.Length, document.Length - 1)];
-            if (!Emit(document, scratch, target, out int packed)) return false;
+            if (!PackedEmitter.TryEmit(document, scratch, target, out int packed)) return false;
             if (!Verify(document, destination[..packed]))
             {
                 Interlocked.Increment(ref _verifyFailures);
@@ -66,22 +66,8 @@ internal sealed class ShapeTransform
 
     /// <summary>Parses a document of <paramref name="table"/>'s kind; false when it is not one the transform can pack exactly.</summary>
     internal static bool TryParse(ReadOnlySpan<byte> document, PackScratch scratch, ShapeTable table) => table.Kind == DocumentKind.Json
-        ? JsonText.TryParse(document, scratch, table.NumbersAsText)
+        ? JsonText.TryParse(document, scratch)
         : BsonShapeReader.TryParse(document, scratch);
-
-    private bool Emit(ReadOnlySpan<byte> document, PackScratch scratch, Span<byte> target, out int packed)
-    {
-        if (!Table.SeparateStreams) return PackedEmitter.TryEmit(document, scratch, target, default, separate: false, out packed);
-        byte[] regions = ArrayPool<byte>.Shared.Rent(3 * target.Length + 1);
-        try
-        {
-            return PackedEmitter.TryEmit(document, scratch, target, regions.AsSpan(0, 3 * target.Length), separate: true, out packed);
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(regions, clearArray: true);
-        }
-    }
 
     private bool Verify(ReadOnlySpan<byte> document, ReadOnlySpan<byte> packed)
     {

@@ -20,8 +20,11 @@ internal readonly record struct StructureMeasurement(int Documents, long RawByte
     public bool StructureWins(double threshold) => StructuredBytes <= PlainBytes * threshold;
 }
 
-/// <summary>The outcome of <see cref="StructureTrainer.TrainAndChoose"/>: the chosen model (null: stay plain) and what each candidate measured.</summary>
-internal sealed record StructureChoice(StructureModel? Model, IReadOnlyList<(ShapeTableFlags Flags, StructureMeasurement Measurement)> Candidates, StructureMeasurement Plain);
+/// <summary>
+/// The outcome of <see cref="StructureTrainer.TrainAndChoose"/>: the model trained (null when none could be), whether it
+/// is chosen over the plain dictionary, and what it measured against it on held-out documents.
+/// </summary>
+internal sealed record StructureChoice(StructureModel? Model, bool Chosen, StructureMeasurement Measurement);
 
 /// <summary>
 /// Trains structure models and measures them against the plain dictionary on held-out documents: the measurement a
@@ -38,13 +41,12 @@ internal static class StructureTrainer
     /// the sample itself where the transform does not apply. Null when the samples are not documents of one kind or
     /// zstd cannot train on them.
     /// </summary>
-    public static StructureModel? TryTrain(IReadOnlyList<byte[]> samples, int dictionarySize, uint id, ShapeTableFlags flags = ShapeTableFlags.None, DocumentKind? kind = null)
+    public static StructureModel? TryTrain(IReadOnlyList<byte[]> samples, int dictionarySize, uint id, DocumentKind? kind = null)
     {
         ArgumentNullException.ThrowIfNull(samples);
         kind ??= ShapeTableBuilder.DetectKind(samples);
         if (kind is not { } documentKind) return null;
-        if (documentKind == DocumentKind.Bson) flags &= ~ShapeTableFlags.NumbersAsText;
-        var builder = new ShapeTableBuilder(documentKind, flags);
+        var builder = new ShapeTableBuilder(documentKind);
         foreach (byte[] sample in samples) builder.Add(sample);
         if (builder.Accepted == 0) return null;
         var transform = new ShapeTransform(builder.Build());
@@ -94,40 +96,17 @@ internal static class StructureTrainer
     }
 
     /// <summary>
-    /// The per-namespace choice: trains a model for each candidate setting (for JSON, numbers packed and numbers kept as
-    /// text), measures each and the plain dictionary on <paramref name="holdout"/>, and chooses the smallest model when
-    /// it is at most <paramref name="threshold"/> times the plain bytes; otherwise none.
+    /// The per-namespace choice: trains a structure model on <paramref name="training"/>, measures it and the plain
+    /// dictionary on <paramref name="holdout"/> (documents it was not trained on), and chooses it when its bytes are at
+    /// most <paramref name="threshold"/> times the plain dictionary's.
     /// </summary>
     public static StructureChoice TrainAndChoose(IReadOnlyList<byte[]> training, IReadOnlyList<byte[]> holdout, ZstdDictionary? plain,
         int dictionarySize, uint id, int level, double threshold = DefaultThreshold)
     {
-        ArgumentNullException.ThrowIfNull(training);
-        DocumentKind? kind = ShapeTableBuilder.DetectKind(training);
-        StructureMeasurement plainOnly = Measure(holdout, plain, null, level);
-        var candidates = new List<(ShapeTableFlags, StructureMeasurement)>();
-        if (kind is null) return new StructureChoice(null, candidates, plainOnly);
-        ShapeTableFlags[] settings = Settings(kind.Value);
-        StructureModel? best = null;
-        StructureMeasurement bestMeasurement = default;
-        foreach (ShapeTableFlags flags in settings)
-        {
-            StructureModel? model = TryTrain(training, dictionarySize, id, flags, kind);
-            if (model is null) continue;
-            StructureMeasurement measurement = Measure(holdout, plain, model, level);
-            candidates.Add((flags, measurement));
-            if (best is null || measurement.StructuredBytes < bestMeasurement.StructuredBytes)
-            {
-                best = model;
-                bestMeasurement = measurement;
-            }
-        }
-        return new StructureChoice(best is not null && bestMeasurement.StructureWins(threshold) ? best : null, candidates, plainOnly);
+        StructureModel? model = TryTrain(training, dictionarySize, id);
+        StructureMeasurement measurement = Measure(holdout, plain, model, level);
+        return new StructureChoice(model, model is not null && measurement.StructureWins(threshold), measurement);
     }
-
-    /// <summary>The settings <see cref="TrainAndChoose"/> tries for documents of <paramref name="kind"/>.</summary>
-    public static ShapeTableFlags[] Settings(DocumentKind kind) => kind == DocumentKind.Json
-        ? [ShapeTableFlags.None, ShapeTableFlags.NumbersAsText, ShapeTableFlags.SeparateStreams, ShapeTableFlags.SeparateStreams | ShapeTableFlags.NumbersAsText]
-        : [ShapeTableFlags.None, ShapeTableFlags.SeparateStreams];
 
     private static int ZstdBound(int length) => length + (length >> 7) + 128;
 

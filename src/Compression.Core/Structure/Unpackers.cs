@@ -7,7 +7,6 @@ namespace Compression.Structure;
 /// <summary>Writes a packed stream back as the compact JSON text it came from.</summary>
 internal ref struct JsonUnpacker
 {
-    private const int S = PackedStream.Structure, N = PackedStream.Numbers, D = PackedStream.Data;
     private static readonly SearchValues<byte> s_numberBytes = SearchValues.Create("0123456789+-.eE"u8);
 
     private readonly ShapeTable _table;
@@ -17,7 +16,7 @@ internal ref struct JsonUnpacker
     private JsonUnpacker(ShapeTable table, ReadOnlySpan<byte> packed, Span<byte> destination)
     {
         _table = table;
-        _in = new PackedReader(packed, table.SeparateStreams);
+        _in = new PackedReader(packed);
         _out = new UnpackedWriter(destination);
     }
 
@@ -34,14 +33,14 @@ internal ref struct JsonUnpacker
         if (depth > PackScratch.MaxDepth) StructureThrow.Corrupt($"Packed stream: nesting deeper than {PackScratch.MaxDepth} at offset {_in.Position}.");
         int id = ShapeId(ref _in, _table);
         _out.Byte((byte)'{');
-        int count = id == 0 ? _in.Count(S, S, "inline key count") : _table.KeyCount(id);
+        int count = id == 0 ? _in.Count("inline key count") : _table.KeyCount(id);
         for (int m = 0; m < count; m++)
         {
             if (m > 0) _out.Byte((byte)',');
             ReadOnlySpan<byte> key;
             if (id == 0)
             {
-                key = _in.Bytes(D, _in.Count(N, D, "key length"));
+                key = _in.Bytes(_in.Count("key length"));
                 if (!JsonText.IsRawStringContent(key)) StructureThrow.Corrupt($"Packed stream: an inline key near offset {_in.Position} is not JSON string content.");
             }
             else
@@ -59,7 +58,7 @@ internal ref struct JsonUnpacker
     private void Value(int depth)
     {
         int at = _in.Position;
-        byte tag = _in.Byte(S);
+        byte tag = _in.Byte();
         switch (tag)
         {
             case PackedTag.Null: _out.Bytes("null"u8); break;
@@ -70,7 +69,7 @@ internal ref struct JsonUnpacker
                 break;
             case PackedTag.Array:
                 if (depth + 1 > PackScratch.MaxDepth) StructureThrow.Corrupt($"Packed stream: nesting deeper than {PackScratch.MaxDepth} at offset {at}.");
-                int count = _in.Count(S, S, "array length");
+                int count = _in.Count("array length");
                 _out.Byte((byte)'[');
                 for (int i = 0; i < count; i++)
                 {
@@ -79,26 +78,27 @@ internal ref struct JsonUnpacker
                 }
                 _out.Byte((byte)']');
                 break;
+            case >= PackedTag.ShortString:
             case PackedTag.String:
-                ReadOnlySpan<byte> content = _in.Bytes(D, _in.Count(N, D, "string length"));
+                ReadOnlySpan<byte> content = _in.Bytes(tag >= PackedTag.ShortString ? tag - PackedTag.ShortString : _in.Count("string length"));
                 if (!JsonText.IsRawStringContent(content)) StructureThrow.Corrupt($"Packed stream: the string tagged at offset {at} is not JSON string content.");
                 _out.Byte((byte)'"');
                 _out.Bytes(content);
                 _out.Byte((byte)'"');
                 break;
             case PackedTag.NumberText:
-                ReadOnlySpan<byte> text = _in.Bytes(D, _in.Count(N, D, "number length"));
+                ReadOnlySpan<byte> text = _in.Bytes(_in.Count("number length"));
                 if (text.IsEmpty || text.ContainsAnyExcept(s_numberBytes)) StructureThrow.Corrupt($"Packed stream: the number text tagged at offset {at} is empty or not a number's characters.");
                 _out.Bytes(text);
                 break;
-            case PackedTag.Integer when !_table.NumbersAsText:
-                Decimal(_in.ZigZag(N), 0, at);
+            case PackedTag.Integer:
+                Decimal(_in.ZigZag(), 0, at);
                 break;
-            case >= PackedTag.Decimal + 1 and <= PackedTag.Decimal + PackedTag.MaxScale when !_table.NumbersAsText:
-                Decimal(_in.ZigZag(N), tag - PackedTag.Decimal, at);
+            case >= PackedTag.Decimal + 1 and <= PackedTag.Decimal + PackedTag.MaxScale:
+                Decimal(_in.ZigZag(), tag - PackedTag.Decimal, at);
                 break;
             default:
-                StructureThrow.Corrupt($"Packed stream: tag 0x{tag:x2} at offset {at} is not a JSON value of this table.");
+                StructureThrow.Corrupt($"Packed stream: tag 0x{tag:x2} at offset {at} is not a JSON value.");
                 break;
         }
     }
@@ -118,7 +118,7 @@ internal ref struct JsonUnpacker
     internal static int ShapeId(ref PackedReader input, ShapeTable table)
     {
         int at = input.Position;
-        ulong id = input.Varint(S);
+        ulong id = input.Varint();
         if (id > (ulong)table.Count) StructureThrow.Corrupt($"Packed stream: shape {id} at offset {at} is not in the table ({table.Count} shapes).");
         return (int)id;
     }
@@ -127,7 +127,6 @@ internal ref struct JsonUnpacker
 /// <summary>Writes a packed stream back as the BSON document it came from (lengths, terminators and array keys recomputed).</summary>
 internal ref struct BsonUnpacker
 {
-    private const int S = PackedStream.Structure, N = PackedStream.Numbers, D = PackedStream.Data;
 
     private readonly ShapeTable _table;
     private PackedReader _in;
@@ -136,7 +135,7 @@ internal ref struct BsonUnpacker
     private BsonUnpacker(ShapeTable table, ReadOnlySpan<byte> packed, Span<byte> destination)
     {
         _table = table;
-        _in = new PackedReader(packed, table.SeparateStreams);
+        _in = new PackedReader(packed);
         _out = new UnpackedWriter(destination);
     }
 
@@ -156,12 +155,12 @@ internal ref struct BsonUnpacker
         int id = 0, count;
         if (isArray)
         {
-            count = _in.Count(S, S, "array length");
+            count = _in.Count("array length");
         }
         else
         {
             id = JsonUnpacker.ShapeId(ref _in, _table);
-            count = id == 0 ? _in.Count(S, S, "inline key count") : _table.KeyCount(id);
+            count = id == 0 ? _in.Count("inline key count") : _table.KeyCount(id);
         }
         Span<byte> index = stackalloc byte[11];
         for (int m = 0; m < count; m++)
@@ -174,7 +173,7 @@ internal ref struct BsonUnpacker
             }
             else if (id == 0)
             {
-                name = _in.Bytes(D, _in.Count(N, D, "key length"));
+                name = _in.Bytes(_in.Count("key length"));
                 if (name.Contains((byte)0)) StructureThrow.Corrupt($"Packed stream: an inline key near offset {_in.Position} holds a NUL byte.");
             }
             else
@@ -191,7 +190,7 @@ internal ref struct BsonUnpacker
     private void Element(scoped ReadOnlySpan<byte> name, int depth)
     {
         int at = _in.Position;
-        byte tag = _in.Byte(S);
+        byte tag = _in.Byte();
         int typeAt = _out.Position;
         _out.Byte(0); // the type, known once the tag is read below
         _out.Bytes(name);
@@ -212,49 +211,50 @@ internal ref struct BsonUnpacker
                 type = 0x04;
                 Document(isArray: true, depth + 1);
                 break;
+            case >= PackedTag.ShortString:
             case PackedTag.String:
                 type = 0x02;
-                int length = _in.Count(N, D, "string length");
+                int length = tag >= PackedTag.ShortString ? tag - PackedTag.ShortString : _in.Count("string length");
                 BinaryPrimitives.WriteInt32LittleEndian(_out.Reserve(4), length + 1);
-                _out.Bytes(_in.Bytes(D, length));
+                _out.Bytes(_in.Bytes(length));
                 _out.Byte(0);
                 break;
             case PackedTag.Integer:
                 type = 0x10;
-                long int32 = _in.ZigZag(N);
+                long int32 = _in.ZigZag();
                 if (int32 is < int.MinValue or > int.MaxValue) StructureThrow.Corrupt($"Packed stream: the int32 tagged at offset {at} is out of range ({int32}).");
                 BinaryPrimitives.WriteInt32LittleEndian(_out.Reserve(4), (int)int32);
                 break;
             case PackedTag.Int64 or PackedTag.DateTime:
                 type = tag == PackedTag.Int64 ? (byte)0x12 : (byte)0x09;
-                BinaryPrimitives.WriteInt64LittleEndian(_out.Reserve(8), _in.ZigZag(N));
+                BinaryPrimitives.WriteInt64LittleEndian(_out.Reserve(8), _in.ZigZag());
                 break;
             case PackedTag.Double:
                 type = 0x01;
-                BinaryPrimitives.WriteInt64LittleEndian(_out.Reserve(8), _in.Int64LittleEndian(N));
+                BinaryPrimitives.WriteInt64LittleEndian(_out.Reserve(8), _in.Int64LittleEndian());
                 break;
             case >= PackedTag.Decimal and <= PackedTag.Decimal + PackedTag.MaxScale:
                 type = 0x01;
-                long mantissa = _in.ZigZag(N);
+                long mantissa = _in.ZigZag();
                 if (mantissa is < -BsonShapeReader.MaxDoubleMantissa or > BsonShapeReader.MaxDoubleMantissa)
                     StructureThrow.Corrupt($"Packed stream: the decimal mantissa tagged at offset {at} is out of range ({mantissa}).");
                 BinaryPrimitives.WriteDoubleLittleEndian(_out.Reserve(8), BsonShapeReader.DecimalToDouble(mantissa, tag - PackedTag.Decimal));
                 break;
             case PackedTag.ObjectId:
                 type = 0x07;
-                _out.Bytes(_in.Bytes(D, 12));
+                _out.Bytes(_in.Bytes(12));
                 break;
             case PackedTag.Binary:
                 type = 0x05;
-                byte subtype = _in.Byte(S);
-                int binaryLength = _in.Count(N, D, "binary length");
+                byte subtype = _in.Byte();
+                int binaryLength = _in.Count("binary length");
                 BinaryPrimitives.WriteInt32LittleEndian(_out.Reserve(4), binaryLength);
                 _out.Byte(subtype);
-                _out.Bytes(_in.Bytes(D, binaryLength));
+                _out.Bytes(_in.Bytes(binaryLength));
                 break;
             case PackedTag.BsonRaw:
-                type = _in.Byte(S);
-                ReadOnlySpan<byte> raw = _in.Bytes(D, _in.Count(N, D, "raw value length"));
+                type = _in.Byte();
+                ReadOnlySpan<byte> raw = _in.Bytes(_in.Count("raw value length"));
                 if (!PackedTag.IsRawBsonType(type) || BsonShapeReader.RawValueLength(type, raw) != raw.Length)
                     StructureThrow.Corrupt($"Packed stream: the raw BSON value tagged at offset {at} (type 0x{type:x2}, {raw.Length} bytes) is not a value of that type.");
                 _out.Bytes(raw);
