@@ -246,8 +246,8 @@ internal ref struct BsonUnpacker
                 break;
             case PackedTag.Binary:
                 type = 0x05;
-                byte subtype = _in.Byte();
                 int binaryLength = _in.Count("binary length");
+                byte subtype = _in.Byte();
                 BinaryPrimitives.WriteInt32LittleEndian(_out.Reserve(4), binaryLength);
                 _out.Byte(subtype);
                 _out.Bytes(_in.Bytes(binaryLength));
