@@ -181,13 +181,15 @@ internal sealed class ShapeTable
         if (stored != actual) StructureThrow.Corrupt($"Shape table checksum mismatch (stored 0x{stored:x8}, computed 0x{actual:x8}).");
 
         int at = HeaderLength;
-        uint shapeCount = ReadCount(body, ref at, MaxShapes, "shape count");
+        // Every shape takes at least a byte (its key count) and every key at least a byte (its length): counts larger
+        // than the bytes that remain are lies, refused before anything is sized from them.
+        uint shapeCount = ReadCount(body, ref at, Math.Min(MaxShapes, body.Length - HeaderLength), "shape count");
         var firstKey = new int[shapeCount + 1];
         var keyStarts = new List<int>();
         var keyBytes = new List<byte>(body.Length);
         for (int s = 0; s < shapeCount; s++)
         {
-            uint keyCount = ReadCount(body, ref at, MaxKeysPerShape, $"key count of shape {s + 1}");
+            uint keyCount = ReadCount(body, ref at, Math.Min(MaxKeysPerShape, body.Length - at - 1), $"key count of shape {s + 1}");
             for (int k = 0; k < keyCount; k++)
             {
                 uint keyLength = ReadCount(body, ref at, int.MaxValue, $"length of key {k} of shape {s + 1}");
