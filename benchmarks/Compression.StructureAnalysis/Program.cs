@@ -11,6 +11,7 @@ using MongoDB.Bson;
 
 // Compression.StructureAnalysis [--split random|first] [--seed N] [--fraction F] [--level L] [--dictionary-size BYTES] [--input json|bson|both]
 //                               [--seconds S] [--json OUT.json] FILE.jsonl...
+// Compression.StructureAnalysis vectors OUT.json DICTIONARY-4242.bin    (writes the structure format's test vectors)
 // For each corpus and input kind: the documents are split into training (F of them, 0.2 by default: a seeded random
 // sample, or the first ones in file order with --split first, as a live collection trains on what was written first)
 // and held-out documents. Training follows the engine's sampling caps (DictionaryOptions defaults: at most 2,000
@@ -20,6 +21,7 @@ using MongoDB.Bson;
 // byte). Ratios are raw bytes / stored bytes, stored bytes = zstd frame + the v1 envelope around it (magic, header,
 // length varint, a 2-byte dictionary id, 4-byte checksum), or the stored envelope when that is smaller, the same
 // accounting for both columns.
+if (args.Length == 3 && args[0] == "vectors") return Compression.StructureAnalysis.Vectors.Write(args[1], args[2]);
 var options = Options.Parse(args);
 if (options is null) return 2;
 
