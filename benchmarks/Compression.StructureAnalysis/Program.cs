@@ -12,6 +12,7 @@ using MongoDB.Bson;
 // Compression.StructureAnalysis [--split random|first] [--seed N] [--fraction F] [--level L] [--dictionary-size BYTES] [--input json|bson|both]
 //                               [--seconds S] [--json OUT.json] FILE.jsonl...
 // Compression.StructureAnalysis vectors OUT.json DICTIONARY-4242.bin    (writes the structure format's test vectors)
+// Compression.StructureAnalysis profile FILE.jsonl [json|bson]          (time per phase of the structure step)
 // For each corpus and input kind: the documents are split into training (F of them, 0.2 by default: a seeded random
 // sample, or the first ones in file order with --split first, as a live collection trains on what was written first)
 // and held-out documents. Training follows the engine's sampling caps (DictionaryOptions defaults: at most 2,000
@@ -22,6 +23,7 @@ using MongoDB.Bson;
 // length varint, a 2-byte dictionary id, 4-byte checksum), or the stored envelope when that is smaller, the same
 // accounting for both columns.
 if (args.Length == 3 && args[0] == "vectors") return Compression.StructureAnalysis.Vectors.Write(args[1], args[2]);
+if (args.Length >= 2 && args[0] == "profile") return Compression.StructureAnalysis.Profile.Run(args[1], args.Length > 2 ? args[2] : "json");
 var options = Options.Parse(args);
 if (options is null) return 2;
 
@@ -176,46 +178,53 @@ static void Speed(Row row, List<byte[]> documents, ZstdDictionary plain, Structu
     long bytes = documents.Sum(x => (long)x.Length);
     byte[] buffer = new byte[documents.Max(x => x.Length) * 2 + 256];
     byte[][] plainFrames = documents.Select(x => Frame(x, plain, options.Level)).ToArray();
-    row.PlainCompressMBps = Measure(bytes, options.Seconds, () =>
-    {
-        foreach (byte[] document in documents) ZstdCodec.Instance.TryCompress(document, buffer, options.Level, plain, out _);
-    });
-    row.StructuredCompressMBps = Measure(bytes, options.Seconds, () =>
-    {
-        foreach (byte[] document in documents)
+    (row.PlainCompressMBps, row.StructuredCompressMBps) = Measure(bytes, options.Seconds,
+        () =>
         {
-            if (!model.TryCompress(document, buffer, options.Level, out _))
-                ZstdCodec.Instance.TryCompress(document, buffer, options.Level, model.Dictionary, out _);
-        }
-    });
-    row.PlainDecompressMBps = Measure(bytes, options.Seconds, () =>
-    {
-        for (int i = 0; i < documents.Count; i++) ZstdCodec.Instance.Decompress(plainFrames[i], buffer.AsSpan(0, documents[i].Length), plain);
-    });
-    row.StructuredDecompressMBps = Measure(bytes, options.Seconds, () =>
-    {
-        for (int i = 0; i < documents.Count; i++)
+            foreach (byte[] document in documents) ZstdCodec.Instance.TryCompress(document, buffer, options.Level, plain, out _);
+        },
+        () =>
         {
-            if (packed[i]) model.Decompress(frames[i], buffer.AsSpan(0, documents[i].Length));
-            else ZstdCodec.Instance.Decompress(frames[i], buffer.AsSpan(0, documents[i].Length), model.Dictionary);
-        }
-    });
+            foreach (byte[] document in documents)
+            {
+                if (!model.TryCompress(document, buffer, options.Level, out _))
+                    ZstdCodec.Instance.TryCompress(document, buffer, options.Level, model.Dictionary, out _);
+            }
+        });
+    (row.PlainDecompressMBps, row.StructuredDecompressMBps) = Measure(bytes, options.Seconds,
+        () =>
+        {
+            for (int i = 0; i < documents.Count; i++) ZstdCodec.Instance.Decompress(plainFrames[i], buffer.AsSpan(0, documents[i].Length), plain);
+        },
+        () =>
+        {
+            for (int i = 0; i < documents.Count; i++)
+            {
+                if (packed[i]) model.Decompress(frames[i], buffer.AsSpan(0, documents[i].Length));
+                else ZstdCodec.Instance.Decompress(frames[i], buffer.AsSpan(0, documents[i].Length), model.Dictionary);
+            }
+        });
 }
 
-// MB/s of document bytes: one warm-up pass, then passes until the budget is spent; the best pass counts (the machine
-// is shared, and the best pass is the one least disturbed).
-static double Measure(long bytes, double seconds, Action pass)
+// MB/s of document bytes for two contenders, their passes interleaved (plain, structured, plain, ...) so that both see
+// the same machine; after a warm-up pass each, passes go on until the budget is spent, and each one's best pass counts
+// (the machine is shared: the best pass is the one least disturbed).
+static (double A, double B) Measure(long bytes, double seconds, Action a, Action b)
 {
-    pass();
-    double best = double.MaxValue;
+    a();
+    b();
+    double bestA = double.MaxValue, bestB = double.MaxValue;
     var total = Stopwatch.StartNew();
     do
     {
         var one = Stopwatch.StartNew();
-        pass();
-        best = Math.Min(best, one.Elapsed.TotalSeconds);
-    } while (total.Elapsed.TotalSeconds < seconds);
-    return bytes / best / 1e6;
+        a();
+        bestA = Math.Min(bestA, one.Elapsed.TotalSeconds);
+        one.Restart();
+        b();
+        bestB = Math.Min(bestB, one.Elapsed.TotalSeconds);
+    } while (total.Elapsed.TotalSeconds < 2 * seconds);
+    return (bytes / bestA / 1e6, bytes / bestB / 1e6);
 }
 
 internal sealed class Row

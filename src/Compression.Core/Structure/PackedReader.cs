@@ -89,6 +89,14 @@ internal ref struct UnpackedWriter
         return span;
     }
 
+    /// <summary>The room left, for a caller that formats into it and then calls <see cref="Advance"/>.</summary>
+    public readonly Span<byte> Free => _destination[_at..];
+
+    public void Advance(int count) => _at += count;
+
+    /// <summary>Throws: the document would be longer than the destination.</summary>
+    public readonly void Full() => TooLong();
+
     /// <summary>The bytes written since <paramref name="start"/>, to patch a length in.</summary>
     public readonly Span<byte> From(int start) => _destination[start.._at];
 

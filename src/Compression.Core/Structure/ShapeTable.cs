@@ -34,6 +34,8 @@ internal sealed class ShapeTable
     private readonly byte[] _keyBytes;
     private readonly int[] _keyStarts;   // key k is _keyBytes[_keyStarts[k].._keyStarts[k + 1]]
     private readonly int[] _firstKey;    // shape id s (1-based) has keys _firstKey[s - 1].._firstKey[s]
+    private readonly byte[] _prefixBytes;  // per key, what the unpacker writes before its value (below)
+    private readonly int[] _prefixStarts;
     private readonly Dictionary<ulong, int> _byHash;
     private readonly int[] _nextWithHash; // chains shapes whose key lists hash alike (index: id - 1; 0 ends the chain)
 
@@ -43,6 +45,7 @@ internal sealed class ShapeTable
         _keyBytes = keyBytes;
         _keyStarts = keyStarts;
         _firstKey = firstKey;
+        (_prefixBytes, _prefixStarts) = RenderPrefixes(kind, keyBytes, keyStarts, firstKey);
         _byHash = new Dictionary<ulong, int>(Count);
         _nextWithHash = new int[Count];
         for (int id = Count; id >= 1; id--)
@@ -67,6 +70,50 @@ internal sealed class ShapeTable
     {
         int k = _firstKey[id - 1] + index;
         return _keyBytes.AsSpan(_keyStarts[k], _keyStarts[k + 1] - _keyStarts[k]);
+    }
+
+    /// <summary>
+    /// What the unpacker writes before the value of key <paramref name="index"/> of shape <paramref name="id"/>: for JSON
+    /// <c>{"key":</c> (the first key) or <c>,"key":</c>; for BSON the name and its NUL.
+    /// </summary>
+    public ReadOnlySpan<byte> MemberPrefix(int id, int index)
+    {
+        int k = _firstKey[id - 1] + index;
+        return _prefixBytes.AsSpan(_prefixStarts[k], _prefixStarts[k + 1] - _prefixStarts[k]);
+    }
+
+    private static (byte[] Bytes, int[] Starts) RenderPrefixes(DocumentKind kind, byte[] keyBytes, int[] keyStarts, int[] firstKey)
+    {
+        int keys = keyStarts.Length - 1;
+        int extra = kind == DocumentKind.Json ? 4 : 1;
+        byte[] bytes = new byte[keyBytes.Length + extra * keys];
+        int[] starts = new int[keys + 1];
+        int at = 0;
+        for (int shape = 0; shape + 1 < firstKey.Length; shape++)
+        {
+            for (int k = firstKey[shape]; k < firstKey[shape + 1]; k++)
+            {
+                starts[k] = at;
+                ReadOnlySpan<byte> key = keyBytes.AsSpan(keyStarts[k], keyStarts[k + 1] - keyStarts[k]);
+                if (kind == DocumentKind.Json)
+                {
+                    bytes[at++] = k == firstKey[shape] ? (byte)'{' : (byte)',';
+                    bytes[at++] = (byte)'"';
+                    key.CopyTo(bytes.AsSpan(at));
+                    at += key.Length;
+                    bytes[at++] = (byte)'"';
+                    bytes[at++] = (byte)':';
+                }
+                else
+                {
+                    key.CopyTo(bytes.AsSpan(at));
+                    at += key.Length;
+                    bytes[at++] = 0;
+                }
+            }
+        }
+        starts[keys] = at;
+        return (bytes, starts);
     }
 
     /// <summary>The id of the shape whose keys are exactly <paramref name="keys"/> (spans of <paramref name="source"/>), or 0.</summary>

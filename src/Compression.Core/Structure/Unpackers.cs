@@ -32,21 +32,25 @@ internal ref struct JsonUnpacker
     {
         if (depth > PackScratch.MaxDepth) StructureThrow.Corrupt($"Packed stream: nesting deeper than {PackScratch.MaxDepth} at offset {_in.Position}.");
         int id = ShapeId(ref _in, _table);
+        if (id != 0)
+        {
+            int keys = _table.KeyCount(id);
+            if (keys == 0) _out.Byte((byte)'{');
+            for (int m = 0; m < keys; m++)
+            {
+                _out.Bytes(_table.MemberPrefix(id, m)); // {"key": or ,"key":
+                Value(depth);
+            }
+            _out.Byte((byte)'}');
+            return;
+        }
         _out.Byte((byte)'{');
-        int count = id == 0 ? _in.Count("inline key count") : _table.KeyCount(id);
+        int count = _in.Count("inline key count");
         for (int m = 0; m < count; m++)
         {
             if (m > 0) _out.Byte((byte)',');
-            ReadOnlySpan<byte> key;
-            if (id == 0)
-            {
-                key = _in.Bytes(_in.Count("key length"));
-                if (!JsonText.IsRawStringContent(key)) StructureThrow.Corrupt($"Packed stream: an inline key near offset {_in.Position} is not JSON string content.");
-            }
-            else
-            {
-                key = _table.Key(id, m);
-            }
+            ReadOnlySpan<byte> key = _in.Bytes(_in.Count("key length"));
+            if (!JsonText.IsRawStringContent(key)) StructureThrow.Corrupt($"Packed stream: an inline key near offset {_in.Position} is not JSON string content.");
             _out.Byte((byte)'"');
             _out.Bytes(key);
             _out.Bytes("\":"u8);
@@ -109,9 +113,12 @@ internal ref struct JsonUnpacker
         ulong magnitude = mantissa < 0 ? (ulong)(-(mantissa + 1)) + 1 : (ulong)mantissa;
         if (magnitude >= 1_000_000_000_000_000_000UL)
             StructureThrow.Corrupt($"Packed stream: the number tagged at offset {at} has more than {JsonText.MaxDigits} digits.");
-        Span<byte> text = stackalloc byte[24];
-        JsonText.TryFormatDecimal(mantissa, scale, text, out int written);
-        _out.Bytes(text[..written]);
+        int written;
+        bool fits = scale == 0
+            ? mantissa.TryFormat(_out.Free, out written, default, CultureInfo.InvariantCulture)
+            : JsonText.TryFormatDecimal(mantissa, scale, _out.Free, out written);
+        if (!fits) _out.Full();
+        _out.Advance(written);
     }
 
     /// <summary>A shape reference: 0 (keys inline) or an id of the table.</summary>
@@ -178,7 +185,8 @@ internal ref struct BsonUnpacker
             }
             else
             {
-                name = _table.Key(id, m);
+                Element(_table.MemberPrefix(id, m), depth, terminated: true);
+                continue;
             }
             Element(name, depth);
         }
@@ -187,14 +195,14 @@ internal ref struct BsonUnpacker
         BinaryPrimitives.WriteInt32LittleEndian(document, document.Length);
     }
 
-    private void Element(scoped ReadOnlySpan<byte> name, int depth)
+    private void Element(scoped ReadOnlySpan<byte> name, int depth, bool terminated = false)
     {
         int at = _in.Position;
         byte tag = _in.Byte();
         int typeAt = _out.Position;
         _out.Byte(0); // the type, known once the tag is read below
         _out.Bytes(name);
-        _out.Byte(0);
+        if (!terminated) _out.Byte(0);
         byte type;
         switch (tag)
         {
