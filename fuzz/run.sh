@@ -2,7 +2,9 @@
 # Coverage-guided fuzzing of the decoders with AFL++ through SharpFuzz (see fuzz/README.md).
 #   bash fuzz/run.sh [TARGET|all] [SECONDS]     # default: all targets, 60 s each
 # Targets: envelope (untrusted envelopes, every codec), roundtrip (arbitrary documents through every codec and
-# setting), dictionary (untrusted dictionary bytes). Hidden self-test targets (selftest-*) are run by fuzz/selftest.sh.
+# setting), dictionary (untrusted dictionary bytes), structure (untrusted packed streams and structured frames),
+# shapetable (untrusted shape tables), packing (arbitrary documents through the structure transform). Hidden
+# self-test targets (selftest-*) are run by fuzz/selftest.sh.
 #
 # Two kinds of failure, told apart:
 #   - a DEFECT: afl-fuzz saved a crash or a hang, or stopped on an input (or a seed) that the plain build also fails or
@@ -30,7 +32,7 @@ exec_timeout=${FUZZ_EXEC_TIMEOUT_MS:-10000}
 replay_timeout=${FUZZ_REPLAY_TIMEOUT:-120}
 afl=${FUZZ_AFL_FUZZ:-afl-fuzz}
 
-if [ "$target" = all ]; then targets=(envelope roundtrip dictionary); else targets=("$target"); fi
+if [ "$target" = all ]; then targets=(envelope roundtrip dictionary structure shapetable packing); else targets=("$target"); fi
 summary="$out/summary.md"
 printf '| target | status | seconds | executions | exec/s | corpus | edges | crashes | hangs |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n' > "$summary"
 defects=0 not_run=0

@@ -23,7 +23,10 @@ internal static class FactsFile
         if (File.Exists(Path)) File.Delete(Path);
     }
 
-    private static readonly string Path = System.IO.Path.Combine(System.IO.Path.GetTempPath(), "compression-benchmark-facts.tsv");
+    // One file per benchmark assembly (this file is linked into more than one project), so that two suites run at once
+    // do not reset each other's facts. The host and the benchmark process both load that assembly.
+    private static readonly string Path = System.IO.Path.Combine(System.IO.Path.GetTempPath(),
+        $"compression-benchmark-facts-{typeof(FactsFile).Assembly.GetName().Name}.tsv");
 
     public static void Append(string key, long rawBytes, double ratio) =>
         File.AppendAllText(Path, string.Create(CultureInfo.InvariantCulture, $"{key}\t{rawBytes}\t{ratio}\n"));
@@ -85,4 +88,23 @@ public sealed class ThroughputColumn : IColumn
         if (stats is null || !FactsFile.TryRead(CaseKey.Of(benchmarkCase), out long raw, out _)) return "-";
         return (raw / (stats.Mean / 1e9) / 1e6).ToString("F1", CultureInfo.InvariantCulture);
     }
+}
+
+/// <summary>Bytes on the wire per document for one operation (requests and replies, headers included), counted by the loopback server.</summary>
+public sealed class WireBytesColumn : IColumn
+{
+    public string Id => nameof(WireBytesColumn);
+    public string ColumnName => "Wire B/doc";
+    public bool AlwaysShow => true;
+    public ColumnCategory Category => ColumnCategory.Custom;
+    public int PriorityInCategory => 2;
+    public bool IsNumeric => true;
+    public UnitType UnitType => UnitType.Size;
+    public string Legend => "Bytes on the wire per document (both directions, whole messages), counted by the loopback server for one operation";
+    public bool IsAvailable(Summary summary) => true;
+    public bool IsDefault(Summary summary, BenchmarkCase benchmarkCase) => false;
+    public string GetValue(Summary summary, BenchmarkCase benchmarkCase) => GetValue(summary, benchmarkCase, SummaryStyle.Default);
+
+    public string GetValue(Summary summary, BenchmarkCase benchmarkCase, SummaryStyle style) =>
+        FactsFile.TryRead("wire|" + CaseKey.Of(benchmarkCase), out long bytes, out _) ? bytes.ToString(CultureInfo.InvariantCulture) : "-";
 }

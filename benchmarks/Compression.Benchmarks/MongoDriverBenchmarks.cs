@@ -1,8 +1,4 @@
-using System.Globalization;
 using BenchmarkDotNet.Attributes;
-using BenchmarkDotNet.Columns;
-using BenchmarkDotNet.Reports;
-using BenchmarkDotNet.Running;
 using Compression.Dictionaries;
 using Compression.MongoDB;
 using Compression.Testing.Mongo;
@@ -158,23 +154,4 @@ public class MongoDriverBenchmarks
     public int Read() => Mode == Side.Plain
         ? _plainRead.Find(FilterDefinition<PlainCorpusDocument>.Empty).ToList().Count
         : _compressedRead.Find(FilterDefinition<CompressedCorpusDocument>.Empty).ToList().Count;
-}
-
-/// <summary>Bytes on the wire per document for one operation (requests and replies, headers included), counted by the loopback server.</summary>
-public sealed class WireBytesColumn : IColumn
-{
-    public string Id => nameof(WireBytesColumn);
-    public string ColumnName => "Wire B/doc";
-    public bool AlwaysShow => true;
-    public ColumnCategory Category => ColumnCategory.Custom;
-    public int PriorityInCategory => 2;
-    public bool IsNumeric => true;
-    public UnitType UnitType => UnitType.Size;
-    public string Legend => "Bytes on the wire per document (both directions, whole messages), counted by the loopback server for one operation";
-    public bool IsAvailable(Summary summary) => true;
-    public bool IsDefault(Summary summary, BenchmarkCase benchmarkCase) => false;
-    public string GetValue(Summary summary, BenchmarkCase benchmarkCase) => GetValue(summary, benchmarkCase, SummaryStyle.Default);
-
-    public string GetValue(Summary summary, BenchmarkCase benchmarkCase, SummaryStyle style) =>
-        FactsFile.TryRead("wire|" + CaseKey.Of(benchmarkCase), out long bytes, out _) ? bytes.ToString(CultureInfo.InvariantCulture) : "-";
 }

@@ -1,4 +1,6 @@
+using System.Buffers.Binary;
 using System.Text;
+using Compression.Structure;
 
 namespace Compression.Fuzz;
 
@@ -45,6 +47,8 @@ public sealed class FuzzTargets
     private readonly DocumentCompressor _reader;
     private readonly DocumentCompressor _strictReader;
     private readonly Dictionary<(CompressionCodec Codec, int Level, bool Checksum, EnvelopeFormat Format), DocumentCompressor> _writers = [];
+    private readonly ShapeTransform[] _transforms; // [0] JSON, [1] BSON
+    private readonly StructureModel[] _models;
 
     /// <param name="dictionary">The dictionary envelopes may name; any other id must give <see cref="DictionaryNotFoundException"/>.</param>
     public FuzzTargets(ZstdDictionary dictionary)
@@ -53,6 +57,9 @@ public sealed class FuzzTargets
         _dictionary = dictionary;
         _reader = new DocumentCompressor(new DocumentCompressorOptions { MaxUncompressedLength = MaxUncompressedLength });
         _strictReader = new DocumentCompressor(new DocumentCompressorOptions { MaxUncompressedLength = MaxUncompressedLength, RequireChecksum = true });
+        _transforms = [LearnShapes(DocumentKind.Json), LearnShapes(DocumentKind.Bson)];
+        // Any dictionary serves to fuzz the frame path: the one envelopes use.
+        _models = [new StructureModel(_transforms[0], dictionary), new StructureModel(_transforms[1], dictionary)];
         foreach (CompressionCodec codec in Codecs)
         {
             foreach (int level in Levels[codec])
@@ -72,7 +79,7 @@ public sealed class FuzzTargets
     }
 
     /// <summary>The target names, as the command line takes them.</summary>
-    public static IReadOnlyList<string> Names { get; } = ["envelope", "roundtrip", "dictionary"];
+    public static IReadOnlyList<string> Names { get; } = ["envelope", "roundtrip", "dictionary", "structure", "shapetable", "packing"];
 
     /// <summary>Runs the target <paramref name="name"/> on <paramref name="input"/>.</summary>
     public void Run(string name, ReadOnlySpan<byte> input)
@@ -82,6 +89,9 @@ public sealed class FuzzTargets
             case "envelope": Envelope(input); break;
             case "roundtrip": RoundTrip(input); break;
             case "dictionary": Dictionary(input); break;
+            case "structure": Structure(input); break;
+            case "shapetable": ShapeTableBytes(input); break;
+            case "packing": Packing(input); break;
             default: throw new ArgumentException($"Unknown fuzz target '{name}'; allowed: {string.Join(", ", Names)}.", nameof(name));
         }
     }
@@ -192,6 +202,169 @@ public sealed class FuzzTargets
         }
     }
 
+    /// <summary>
+    /// Untrusted packed stream or structured frame (src/Compression.Core/Structure), as the envelope would hand them
+    /// over: byte 0 bit 0 picks the JSON or BSON shape table, bit 1 a zstd frame of a packed stream instead of the packed
+    /// stream itself; bytes 1-2 the document's declared length (little-endian); the rest is the payload. Decoding gives
+    /// at most that many bytes or throws <see cref="InvalidDataException"/>; a decoded document that the transform packs
+    /// again comes back identical (verify on write never fails).
+    /// </summary>
+    public void Structure(ReadOnlySpan<byte> input)
+    {
+        if (input.Length < 3) return;
+        int kind = input[0] & 1;
+        bool frame = (input[0] & 2) != 0;
+        int declared = BinaryPrimitives.ReadUInt16LittleEndian(input[1..]);
+        ReadOnlySpan<byte> payload = input[3..];
+        byte[] document = new byte[declared];
+        int length;
+        try
+        {
+            if (frame)
+            {
+                _models[kind].Decompress(payload, document);
+                length = declared;
+            }
+            else
+            {
+                length = _transforms[kind].Decode(payload, document);
+            }
+        }
+        catch (InvalidDataException)
+        {
+            return;
+        }
+        if (length > declared) throw new FuzzFailureException($"Decoded {length} bytes into a destination of {declared}.");
+        CheckPacking(kind, document.AsSpan(0, length));
+    }
+
+    /// <summary>
+    /// Untrusted shape table bytes (a table stored beside a dictionary): byte 0 bit 0 set means "recompute the checksum"
+    /// (so the fuzzer reaches the checks behind it), the rest is the table. <see cref="ShapeTable.Parse"/> accepts it or
+    /// throws <see cref="InvalidDataException"/>; an accepted table serializes back to exactly the same bytes (there is
+    /// one encoding of a table), and packs documents without a verify failure.
+    /// </summary>
+    public void ShapeTableBytes(ReadOnlySpan<byte> input)
+    {
+        if (input.IsEmpty) return;
+        byte[] bytes = input[1..].ToArray();
+        if ((input[0] & 1) != 0 && bytes.Length >= 4)
+            BinaryPrimitives.WriteUInt32LittleEndian(bytes.AsSpan(bytes.Length - 4), System.IO.Hashing.XxHash32.HashToUInt32(bytes.AsSpan(0, bytes.Length - 4)));
+        ShapeTable table;
+        try
+        {
+            table = ShapeTable.Parse(bytes, 64 * 1024);
+        }
+        catch (InvalidDataException)
+        {
+            return;
+        }
+        if (!table.Serialize().AsSpan().SequenceEqual(bytes))
+            throw new FuzzFailureException($"An accepted shape table of {bytes.Length} bytes does not serialize back to the same bytes.");
+        var transform = new ShapeTransform(table);
+        foreach (byte[] document in StructureDocuments(table.Kind == DocumentKind.Json ? 0 : 1))
+        {
+            byte[] buffer = new byte[document.Length];
+            if (!transform.TryEncode(document, buffer, out int packed)) continue;
+            byte[] back = new byte[document.Length];
+            if (transform.Decode(buffer.AsSpan(0, packed), back) != document.Length || !back.AsSpan().SequenceEqual(document))
+                throw new FuzzFailureException("A document packed with an accepted shape table did not come back.");
+        }
+        if (transform.VerifyFailures != 0) throw new FuzzFailureException("Verify on write failed with an accepted shape table.");
+    }
+
+    /// <summary>
+    /// Arbitrary document bytes: byte 0 bit 0 picks the JSON or BSON shape table, the rest is the document. Packing
+    /// never throws and never fails its verification; a packed document decodes to exactly its bytes.
+    /// </summary>
+    public void Packing(ReadOnlySpan<byte> input)
+    {
+        if (input.IsEmpty) return;
+        ReadOnlySpan<byte> document = input[1..];
+        if (document.Length > MaxRoundTripDocument) document = document[..MaxRoundTripDocument];
+        CheckPacking(input[0] & 1, document);
+    }
+
+    private void CheckPacking(int kind, ReadOnlySpan<byte> document)
+    {
+        ShapeTransform transform = _transforms[kind];
+        long failures = transform.VerifyFailures;
+        byte[] packed = new byte[document.Length];
+        bool applies = transform.TryEncode(document, packed, out int written);
+        if (transform.VerifyFailures != failures)
+            throw new FuzzFailureException($"Verify on write refused a {(kind == 0 ? "JSON" : "BSON")} document of {document.Length} bytes: the packer and unpacker disagree.");
+        if (!applies) return;
+        byte[] back = new byte[document.Length];
+        if (transform.Decode(packed.AsSpan(0, written), back) != document.Length || !back.AsSpan().SequenceEqual(document))
+            throw new FuzzFailureException("A packed document did not decode to its bytes.");
+    }
+
+    private static ShapeTransform LearnShapes(DocumentKind kind)
+    {
+        var builder = new ShapeTableBuilder(kind);
+        foreach (byte[] document in StructureDocuments(kind == DocumentKind.Json ? 0 : 1)) builder.Add(document);
+        return new ShapeTransform(builder.Build());
+    }
+
+    /// <summary>Documents for the structure targets: [0] compact JSON, [1] BSON (every type).</summary>
+    private static List<byte[]> StructureDocuments(int kind) => kind == 0 ? s_jsonDocuments : s_bsonDocuments;
+
+    private static readonly List<byte[]> s_jsonDocuments =
+    [
+        "{\"a\":1}"u8.ToArray(),
+        "{\"title\":\"The Night of the Hunter\",\"year\":1955,\"genres\":[\"Crime\",\"Drama\",\"Thriller\"],\"cast\":[\"Robert Mitchum\",\"Shelley Winters\"]}"u8.ToArray(),
+        "{\"title\":\"The Night of the Hunter\",\"year\":1955,\"rating\":{\"imdb\":8.0,\"votes\":93912}}"u8.ToArray(),
+        "{\"title\":\"Caf\u00e9 \\\"Noir\\\"\",\"year\":-0,\"rating\":{\"imdb\":1e5,\"votes\":0.000}}"u8.ToArray(),
+        "{\"a\":[1,2.50,-3,\"x\",null,true,false,{},[]],\"b\":{\"c\":{\"d\":\"\\u00e9\\n\"}}}"u8.ToArray(),
+        Encoding.UTF8.GetBytes("{\"emoji\":\"\ud83d\ude00\",\"long\":\"" + new string('x', 300) + "\",\"n\":123456789012345678901}"),
+    ];
+
+    private static readonly List<byte[]> s_bsonDocuments = [BsonSample(1), BsonSample(2), BsonSample(3)];
+
+    /// <summary>A BSON document with every BSON type (written by hand: the fuzz project has no BSON library).</summary>
+    private static byte[] BsonSample(int seed)
+    {
+        var random = new Random(seed);
+        var body = new List<byte>();
+        void Element(byte type, string name, ReadOnlySpan<byte> value)
+        {
+            body.Add(type);
+            body.AddRange(Encoding.UTF8.GetBytes(name));
+            body.Add(0);
+            body.AddRange(value.ToArray());
+        }
+        byte[] Int32(int v) { byte[] b = new byte[4]; BinaryPrimitives.WriteInt32LittleEndian(b, v); return b; }
+        byte[] Int64(long v) { byte[] b = new byte[8]; BinaryPrimitives.WriteInt64LittleEndian(b, v); return b; }
+        byte[] Str(string v) { byte[] u = Encoding.UTF8.GetBytes(v); return [.. Int32(u.Length + 1), .. u, 0]; }
+        byte[] Doc(byte[] elements) => [.. Int32(elements.Length + 5), .. elements, 0];
+        byte[] Bytes(int n) { byte[] b = new byte[n]; random.NextBytes(b); return b; }
+        byte[] inner = Doc([0x10, (byte)'x', 0, .. Int32(random.Next()), 0x01, (byte)'y', 0, .. BitConverter.GetBytes(random.Next(100) / 4.0)]);
+        Element(0x01, "double", BitConverter.GetBytes(1.5 * seed));
+        Element(0x01, "nan", BitConverter.GetBytes(double.NaN));
+        Element(0x02, "string", Str("caf\u00e9 " + seed));
+        Element(0x03, "document", inner);
+        Element(0x04, "array", Doc([0x10, (byte)'0', 0, .. Int32(7), 0x02, (byte)'1', 0, .. Str("two"), 0x03, (byte)'2', 0, .. inner]));
+        Element(0x05, "binary", [.. Int32(5), 4, .. Bytes(5)]);
+        Element(0x06, "undefined", []);
+        Element(0x07, "objectId", Bytes(12));
+        Element(0x08, "bool", [1]);
+        Element(0x09, "datetime", Int64(1_700_000_000_000 + seed));
+        Element(0x0A, "null", []);
+        Element(0x0B, "regex", "^a.*$\0i\0"u8);
+        Element(0x0C, "dbpointer", [.. Str("db.c"), .. Bytes(12)]);
+        Element(0x0D, "code", Str("return 1;"));
+        Element(0x0E, "symbol", Str("s"));
+        byte[] code = Str("x");
+        Element(0x0F, "codeWithScope", [.. Int32(4 + code.Length + inner.Length), .. code, .. inner]);
+        Element(0x10, "int32", Int32(-seed));
+        Element(0x11, "timestamp", Int64(seed));
+        Element(0x12, "int64", Int64(long.MinValue + seed));
+        Element(0x13, "decimal128", Bytes(16));
+        Element(0xFF, "minKey", []);
+        Element(0x7F, "maxKey", []);
+        return Doc([.. body]);
+    }
+
     /// <summary>Starting inputs for <paramref name="name"/>: valid envelopes of every codec and setting, documents, the dictionary.</summary>
     public IEnumerable<byte[]> Seeds(string name)
     {
@@ -218,6 +391,35 @@ public sealed class FuzzTargets
                 break;
             case "dictionary":
                 yield return _dictionary.Content.ToArray();
+                break;
+            case "structure":
+                for (int kind = 0; kind < 2; kind++)
+                {
+                    foreach (byte[] document in StructureDocuments(kind))
+                    {
+                        byte[] buffer = new byte[document.Length + 256];
+                        byte[] length = new byte[3];
+                        BinaryPrimitives.WriteUInt16LittleEndian(length.AsSpan(1), (ushort)document.Length);
+                        if (_transforms[kind].TryEncode(document, buffer, out int packed))
+                            yield return [(byte)kind, .. length.AsSpan(1), .. buffer.AsSpan(0, packed)];
+                        if (_models[kind].TryCompress(document, buffer, 3, out int frame))
+                            yield return [(byte)(kind | 2), .. length.AsSpan(1), .. buffer.AsSpan(0, frame)];
+                    }
+                }
+                break;
+            case "shapetable":
+                foreach (byte mode in (byte[])[0, 1])
+                {
+                    yield return [mode, .. _transforms[0].Table.Serialize()];
+                    yield return [mode, .. _transforms[1].Table.Serialize()];
+                }
+                break;
+            case "packing":
+                for (int kind = 0; kind < 2; kind++)
+                {
+                    foreach (byte[] document in StructureDocuments(kind))
+                        yield return [(byte)kind, .. document];
+                }
                 break;
             default:
                 throw new ArgumentException($"Unknown fuzz target '{name}'; allowed: {string.Join(", ", Names)}.", nameof(name));

@@ -1,5 +1,6 @@
 using System.CommandLine;
 using Compression.Tool.Analyze;
+using Compression.Tool.Live;
 
 namespace Compression.Tool;
 
@@ -17,6 +18,11 @@ public static class Program
         {
             new System.CommandLine.Help.HelpOption(), new VersionOption(),
             AnalyzeCommand.Create(output, error),
+            TrainCommand.Create(output, error),
+            MigrateCommand.CreateMigrate(output, error),
+            VerifyCommand.Create(output, error),
+            StatsCommand.Create(output, error),
+            MigrateCommand.CreateRecompress(output, error),
         };
         ParseResult parsed = root.Parse(args);
         int exit = parsed.Invoke(new InvocationConfiguration { Output = output, Error = error });

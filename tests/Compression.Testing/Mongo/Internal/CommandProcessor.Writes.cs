@@ -178,12 +178,6 @@ internal sealed partial class CommandProcessor
         long modified = 0;
         if (targets.Count > 0)
         {
-            var positions = new Dictionary<StoredDocument, int>(ReferenceEqualityComparer.Instance);
-            for (int p = 0; p < collection!.Documents.Count; p++)
-            {
-                positions[collection.Documents[p]] = p;
-            }
-
             // Compute every new document first so that a failure (e.g. a duplicate key) changes nothing in this statement.
             foreach (var target in targets)
             {
@@ -200,7 +194,7 @@ internal sealed partial class CommandProcessor
                     throw MongoServerException.TooLarge($"Resulting document after update is larger than {MaxBsonObjectSize}");
                 }
 
-                collection.RemoveEntries(target);
+                collection!.RemoveEntries(target);
                 try
                 {
                     collection.CheckUnique(after, null);
@@ -212,7 +206,7 @@ internal sealed partial class CommandProcessor
                 }
 
                 var replacement = new StoredDocument(bytes, after);
-                collection.Documents[positions[target]] = replacement;
+                collection.Replace(target, replacement);
                 collection.AddEntries(replacement);
                 modified++;
             }

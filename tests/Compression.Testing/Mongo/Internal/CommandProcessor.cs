@@ -165,11 +165,18 @@ internal sealed partial class CommandProcessor(Storage storage, CursorStore curs
             return [.. collection.Documents];
         }
 
+        if (collection.TryFindById(filter, out StoredDocument? byId))
+        {
+            // Equality on _id: the _id_ index names the one document that can match; the whole filter still decides.
+            return byId is not null && FilterMatcher.Matches(filter, byId.Parsed) ? [byId] : [];
+        }
+
         return collection.Documents.Where(d => FilterMatcher.Matches(filter, d.Parsed)).ToList();
     }
 
     private static List<StoredDocument> Sorted(List<StoredDocument> documents, SortSpec? sort) =>
-        sort is null ? documents : documents.OrderBy(d => d.Parsed, sort).ToList();
+        sort is null ? documents : documents.Select(d => (Document: d, Keys: sort.KeysOf(d.Parsed))).OrderBy(e => e.Keys, sort.KeyComparer)
+            .Select(e => e.Document).ToList();
 
     private BsonDocument Find(CommandArguments args)
     {

@@ -43,6 +43,25 @@ internal sealed class SortSpec : IComparer<BsonDocument>
         return 0;
     }
 
+    /// <summary>A document's sort key, one value per field (compare them with <see cref="KeyComparer"/>): resolved once per
+    /// document rather than at every comparison.</summary>
+    public BsonValue[] KeysOf(BsonDocument document) => [.. _keys.Select(k => KeyOf(document, k.Path, k.Direction))];
+
+    /// <summary>Orders the keys <see cref="KeysOf"/> gives as <see cref="Compare"/> orders their documents.</summary>
+    public IComparer<BsonValue[]> KeyComparer => Comparer<BsonValue[]>.Create((x, y) =>
+    {
+        for (int i = 0; i < _keys.Count; i++)
+        {
+            int c = BsonOrder.Instance.Compare(x[i], y[i]);
+            if (c != 0)
+            {
+                return c * _keys[i].Direction;
+            }
+        }
+
+        return 0;
+    });
+
     private static BsonValue KeyOf(BsonDocument document, string path, int direction)
     {
         var (values, _) = DocumentPath.Resolve(document, path);

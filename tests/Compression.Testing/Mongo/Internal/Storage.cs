@@ -175,6 +175,46 @@ internal sealed class CollectionState(string database, string name)
         ["_id_"] = new Dictionary<BsonArray, StoredDocument>(BsonOrder.Instance),
     };
 
+    private readonly Dictionary<StoredDocument, int> _positions = new(ReferenceEqualityComparer.Instance);
+
+    /// <summary>
+    /// When <paramref name="filter"/> holds a plain equality on <c>_id</c>, the one document the <c>_id_</c> index gives for it
+    /// (or null when none); false when the filter has no such equality and every document must be scanned.
+    /// </summary>
+    public bool TryFindById(BsonDocument filter, out StoredDocument? document)
+    {
+        document = null;
+        if (!filter.TryGetValue("_id", out BsonValue value)
+            || value is BsonArray or BsonRegularExpression
+            || (value is BsonDocument operators && operators.ElementCount > 0 && operators.GetElement(0).Name.StartsWith('$')))
+        {
+            return false;
+        }
+
+        document = UniqueEntries["_id_"].TryGetValue(new BsonArray { value }, out StoredDocument? found) ? found : null;
+        return true;
+    }
+
+    /// <summary>Puts <paramref name="replacement"/> in <paramref name="target"/>'s place (natural order is kept). The places
+    /// are cached and each is checked before it is used, so inserts and deletes elsewhere never make one wrong.</summary>
+    public void Replace(StoredDocument target, StoredDocument replacement)
+    {
+        if (!_positions.TryGetValue(target, out int position) || position >= Documents.Count || !ReferenceEquals(Documents[position], target))
+        {
+            _positions.Clear();
+            for (int p = 0; p < Documents.Count; p++)
+            {
+                _positions[Documents[p]] = p;
+            }
+
+            position = _positions[target];
+        }
+
+        _positions.Remove(target);
+        Documents[position] = replacement;
+        _positions[replacement] = position;
+    }
+
     /// <summary>Throws DuplicateKey when <paramref name="document"/> would collide with another document than
     /// <paramref name="self"/> in a unique index.</summary>
     public void CheckUnique(BsonDocument document, StoredDocument? self)

@@ -1,0 +1,250 @@
+namespace Compression.Structure;
+
+/// <summary>
+/// Reads compact JSON text into <see cref="PackScratch"/> nodes, keeping everything needed to write the same bytes
+/// again: strings are kept raw (escapes as written), numbers as integers or decimals only when their text is the one
+/// those print back to (otherwise as text). Anything else (whitespace between tokens, a root that is not an object,
+/// nesting deeper than <see cref="PackScratch.MaxDepth"/>, text that is not JSON) is "not applicable": false, no exception.
+/// </summary>
+internal ref struct JsonText
+{
+    private readonly ReadOnlySpan<byte> _source;
+    private readonly PackScratch _scratch;
+    private int _at;
+
+    private JsonText(ReadOnlySpan<byte> source, PackScratch scratch)
+    {
+        _source = source;
+        _scratch = scratch;
+    }
+
+    /// <summary>Parses <paramref name="source"/> into <paramref name="scratch"/>; false when it is not compact JSON with an object at the root.</summary>
+    public static bool TryParse(ReadOnlySpan<byte> source, PackScratch scratch)
+    {
+        if (source.IsEmpty || source[0] != (byte)'{') return false;
+        var reader = new JsonText(source, scratch);
+        return reader.TryObject(1) && reader._at == source.Length;
+    }
+
+    /// <summary>
+    /// Whether <paramref name="content"/> can stand between two quotes as written: every backslash begins a two-byte
+    /// escape and no quote is unescaped. (Escapes are not otherwise checked: they are kept, not interpreted.)
+    /// </summary>
+    public static bool IsRawStringContent(ReadOnlySpan<byte> content)
+    {
+        while (true)
+        {
+            int i = content.IndexOfAny((byte)'"', (byte)'\\');
+            if (i < 0) return true;
+            if (content[i] == (byte)'"' || i + 1 >= content.Length) return false;
+            content = content[(i + 2)..];
+        }
+    }
+
+    /// <summary>Whether a byte may appear in a number's text.</summary>
+    public static bool IsNumberByte(byte b) => (uint)(b - '0') <= 9 || b is (byte)'-' or (byte)'+' or (byte)'.' or (byte)'e' or (byte)'E';
+
+    private bool TryValue(int depth)
+    {
+        if (_at >= _source.Length) return false;
+        switch (_source[_at])
+        {
+            case (byte)'{':
+                return TryObject(depth + 1);
+            case (byte)'[':
+                return TryArray(depth + 1);
+            case (byte)'"':
+                if (!TryString(out KeySpan s)) return false;
+                int n = _scratch.AddNode(PackedTag.String);
+                _scratch.Nodes[n].Start = s.Start;
+                _scratch.Nodes[n].Length = s.Length;
+                return true;
+            case (byte)'t':
+                return TryLiteral("true"u8, PackedTag.True);
+            case (byte)'f':
+                return TryLiteral("false"u8, PackedTag.False);
+            case (byte)'n':
+                return TryLiteral("null"u8, PackedTag.Null);
+            default:
+                return TryNumber();
+        }
+    }
+
+    private bool TryObject(int depth)
+    {
+        if (depth > PackScratch.MaxDepth) return false;
+        int node = _scratch.AddNode(PackedTag.Object);
+        int pendingBase = _scratch.PendingCount;
+        _at++; // '{'
+        if (_at < _source.Length && _source[_at] == (byte)'}')
+        {
+            _at++;
+        }
+        else
+        {
+            while (true)
+            {
+                if (_at >= _source.Length || _source[_at] != (byte)'"' || !TryString(out KeySpan key)) return false;
+                _scratch.PushKey(key);
+                if (_at >= _source.Length || _source[_at] != (byte)':') return false;
+                _at++;
+                if (!TryValue(depth)) return false;
+                if (_at >= _source.Length) return false;
+                byte next = _source[_at++];
+                if (next == (byte)'}') break;
+                if (next != (byte)',') return false;
+            }
+        }
+        int count = _scratch.PendingCount - pendingBase;
+        int start = _scratch.CommitKeys(pendingBase);
+        _scratch.Nodes[node].Start = start;
+        _scratch.Nodes[node].Length = count;
+        return true;
+    }
+
+    private bool TryArray(int depth)
+    {
+        if (depth > PackScratch.MaxDepth) return false;
+        int node = _scratch.AddNode(PackedTag.Array);
+        _at++; // '['
+        int count = 0;
+        if (_at < _source.Length && _source[_at] == (byte)']')
+        {
+            _at++;
+        }
+        else
+        {
+            while (true)
+            {
+                if (!TryValue(depth)) return false;
+                count++;
+                if (_at >= _source.Length) return false;
+                byte next = _source[_at++];
+                if (next == (byte)']') break;
+                if (next != (byte)',') return false;
+            }
+        }
+        _scratch.Nodes[node].Length = count;
+        return true;
+    }
+
+    /// <summary>At a quote: the raw content up to the closing quote, which is consumed.</summary>
+    private bool TryString(out KeySpan content)
+    {
+        int start = _at + 1;
+        int at = start;
+        while (true)
+        {
+            int i = at < _source.Length ? _source[at..].IndexOfAny((byte)'"', (byte)'\\') : -1;
+            if (i < 0) { content = default; return false; }
+            at += i;
+            if (_source[at] == (byte)'"') break;
+            at += 2; // a backslash and the byte it escapes
+        }
+        content = new KeySpan(start, at - start);
+        _at = at + 1;
+        return true;
+    }
+
+    private bool TryLiteral(ReadOnlySpan<byte> literal, byte tag)
+    {
+        if (!_source[_at..].StartsWith(literal)) return false;
+        _at += literal.Length;
+        _scratch.AddNode(tag);
+        return true;
+    }
+
+    private bool TryNumber()
+    {
+        int start = _at;
+        int end = start;
+        while (end < _source.Length && IsNumberByte(_source[end])) end++;
+        if (end == start) return false;
+        _at = end;
+        ReadOnlySpan<byte> text = _source[start..end];
+        int node;
+        if (TryParseDecimal(text, out long mantissa, out int scale))
+        {
+            node = _scratch.AddNode(scale == 0 ? PackedTag.Integer : (byte)(PackedTag.Decimal + scale));
+            _scratch.Nodes[node].Value = mantissa;
+            return true;
+        }
+        node = _scratch.AddNode(PackedTag.NumberText);
+        _scratch.Nodes[node].Start = start;
+        _scratch.Nodes[node].Length = end - start;
+        return true;
+    }
+
+    /// <summary>The most digits a packed number may have (it then fits a long).</summary>
+    public const int MaxDigits = 18;
+
+    /// <summary>
+    /// <c>-?(0|[1-9][0-9]*)(\.[0-9]+)?</c> with at most <see cref="MaxDigits"/> digits, at most
+    /// <see cref="PackedTag.MaxScale"/> after the point, and not a negative zero: exactly the texts
+    /// <see cref="TryFormatDecimal"/> writes back. Exponents and everything else stay text.
+    /// </summary>
+    public static bool TryParseDecimal(ReadOnlySpan<byte> text, out long mantissa, out int scale)
+    {
+        mantissa = 0;
+        scale = 0;
+        int i = 0;
+        bool negative = text[0] == (byte)'-';
+        if (negative) i++;
+        if (i >= text.Length) return false;
+        ulong digits = 0;
+        int count = 0;
+        if (text[i] == (byte)'0')
+        {
+            i++;
+            count = 1;
+            if (i < text.Length && (uint)(text[i] - '0') <= 9) return false;
+        }
+        else
+        {
+            while (i < text.Length && (uint)(text[i] - '0') <= 9)
+            {
+                if (++count > MaxDigits) return false;
+                digits = digits * 10 + (uint)(text[i++] - '0');
+            }
+            if (count == 0) return false;
+        }
+        if (i < text.Length && text[i] == (byte)'.')
+        {
+            i++;
+            int first = i;
+            while (i < text.Length && (uint)(text[i] - '0') <= 9)
+            {
+                if (++count > MaxDigits) return false;
+                digits = digits * 10 + (uint)(text[i++] - '0');
+            }
+            scale = i - first;
+            if (scale == 0 || scale > PackedTag.MaxScale) return false;
+        }
+        if (i != text.Length) return false;
+        if (negative && digits == 0) return false;
+        mantissa = negative ? -(long)digits : (long)digits;
+        return true;
+    }
+
+    /// <summary>Writes mantissa / 10^scale as JSON text (scale 0: an integer); false when it does not fit.</summary>
+    public static bool TryFormatDecimal(long mantissa, int scale, Span<byte> destination, out int written)
+    {
+        written = 0;
+        Span<byte> digits = stackalloc byte[20];
+        ulong magnitude = mantissa < 0 ? (ulong)(-(mantissa + 1)) + 1 : (ulong)mantissa;
+        int n = 0;
+        do { digits[19 - n++] = (byte)('0' + magnitude % 10); magnitude /= 10; } while (magnitude != 0);
+        int padded = Math.Max(n, scale + 1);
+        int length = (mantissa < 0 ? 1 : 0) + padded + (scale > 0 ? 1 : 0);
+        if (length > destination.Length) return false;
+        int at = 0;
+        if (mantissa < 0) destination[at++] = (byte)'-';
+        for (int d = padded; d > 0; d--)
+        {
+            if (d == scale) destination[at++] = (byte)'.';
+            destination[at++] = d > n ? (byte)'0' : digits[20 - d];
+        }
+        written = at;
+        return true;
+    }
+}

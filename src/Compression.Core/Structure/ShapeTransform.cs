@@ -1,0 +1,89 @@
+using System.Buffers;
+
+namespace Compression.Structure;
+
+/// <summary>
+/// The structure-aware step for one shape table: <see cref="TryEncode"/> turns a document into its packed stream (shape
+/// ids instead of keys, values packed), or says it does not apply; <see cref="Decode"/> gives back exactly the
+/// document's bytes. Every encoding is verified before it is returned: it is decoded again and compared byte for byte,
+/// and a document that would not come back identical is "not applicable" (the caller stores it as it is).
+/// Thread-safe; the per-document buffers are per thread.
+/// </summary>
+internal sealed class ShapeTransform
+{
+    private long _verifyFailures;
+
+    public ShapeTransform(ShapeTable table)
+    {
+        ArgumentNullException.ThrowIfNull(table);
+        Table = table;
+    }
+
+    public ShapeTable Table { get; }
+
+    /// <summary>How many encodings were refused because decoding them did not give the document back (should stay 0).</summary>
+    public long VerifyFailures => Interlocked.Read(ref _verifyFailures);
+
+    /// <summary>
+    /// Packs <paramref name="document"/> into <paramref name="destination"/>. False when the transform does not apply:
+    /// the document is not of the table's kind (<see cref="JsonText"/>, <see cref="BsonShapeReader"/> say which
+    /// documents are), its packed form would not be smaller than the document or does not fit, or it did not decode back
+    /// to the same bytes. Never throws for any input.
+    /// </summary>
+    public bool TryEncode(ReadOnlySpan<byte> document, Span<byte> destination, out int written)
+    {
+        written = 0;
+        if (document.Length < 2) return false;
+        PackScratch scratch = PackScratch.Rent();
+        try
+        {
+            if (!TryParse(document, scratch, Table)) return false;
+            scratch.ResolveShapes(document, Table);
+            Span<byte> target = destination[..Math.Min(destination.Length, document.Length - 1)];
+            if (!PackedEmitter.TryEmit(document, scratch, target, out int packed)) return false;
+            if (!Verify(document, destination[..packed]))
+            {
+                Interlocked.Increment(ref _verifyFailures);
+                return false;
+            }
+            written = packed;
+            return true;
+        }
+        finally
+        {
+            PackScratch.Return(scratch);
+        }
+    }
+
+    /// <summary>
+    /// Unpacks <paramref name="packed"/> into <paramref name="destination"/> and returns how many bytes it wrote; never
+    /// more than the destination's length.
+    /// </summary>
+    /// <exception cref="InvalidDataException">The packed stream is corrupt, does not belong to this table, or decodes to more than <paramref name="destination"/> holds.</exception>
+    public int Decode(ReadOnlySpan<byte> packed, Span<byte> destination) => Table.Kind == DocumentKind.Json
+        ? JsonUnpacker.Unpack(Table, packed, destination)
+        : BsonUnpacker.Unpack(Table, packed, destination);
+
+    /// <summary>Parses a document of <paramref name="table"/>'s kind; false when it is not one the transform can pack exactly.</summary>
+    internal static bool TryParse(ReadOnlySpan<byte> document, PackScratch scratch, ShapeTable table) => table.Kind == DocumentKind.Json
+        ? JsonText.TryParse(document, scratch)
+        : BsonShapeReader.TryParse(document, scratch);
+
+    private bool Verify(ReadOnlySpan<byte> document, ReadOnlySpan<byte> packed)
+    {
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(document.Length);
+        try
+        {
+            int length = Decode(packed, buffer.AsSpan(0, document.Length));
+            return length == document.Length && buffer.AsSpan(0, length).SequenceEqual(document);
+        }
+        catch (InvalidDataException)
+        {
+            return false;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer, clearArray: true);
+        }
+    }
+}

@@ -1,0 +1,274 @@
+using Compression.Dictionaries;
+using MongoDB.Bson;
+using MongoDB.Driver;
+
+namespace Compression.Tool.Live;
+
+/// <summary>What a rewrite does to each document.</summary>
+internal enum RewriteMode
+{
+    /// <summary><c>migrate</c>: plain documents are compressed; compressed ones are left alone.</summary>
+    Compress,
+
+    /// <summary><c>migrate --decompress</c>: compressed documents are written back plain, byte for byte as they were.</summary>
+    Decompress,
+
+    /// <summary><c>recompress</c>: compressed documents are compressed again with the current dictionary (and level) when that makes them smaller.</summary>
+    Recompress,
+}
+
+/// <summary>Settings of one rewrite.</summary>
+internal sealed record RewriteOptions
+{
+    public required RewriteMode Mode { get; init; }
+
+    /// <summary>The level given on the command line (<c>recompress --level</c>): every compressed document is a candidate, not only those with an older dictionary.</summary>
+    public int? Level { get; init; }
+
+    /// <summary>Only documents whose <c>_id</c> matches this too (<c>recompress --older-than</c>).</summary>
+    public BsonDocument? Filter { get; init; }
+
+    /// <summary>Ignore an unfinished checkpoint and start over.</summary>
+    public bool Restart { get; init; }
+
+    public string Parameters => Level is int level ? $"level={level}" : "";
+
+    public string ModeName => Mode switch
+    {
+        RewriteMode.Compress => "compress",
+        RewriteMode.Decompress => "decompress",
+        _ => "recompress",
+    };
+}
+
+/// <summary>The outcome of a rewrite of one namespace (this run and, when it resumed, the runs before it).</summary>
+internal sealed record RewriteResult(string Namespace, string Mode, bool Resumed, int Runs, long Scanned, long Written, long Skipped,
+    long Unchanged, long Failed, IReadOnlyList<RewriteFailure> Failures, uint? DictionaryId, int? DictionaryVersion);
+
+/// <summary>
+/// Rewrites a collection in place, in <c>_id</c> order and in batches, resumable from a <see cref="RewriteCheckpoint"/>.
+/// Crash safety (docs/docz.md): every replacement is a compare-and-swap, filtered on the document exactly as it was read
+/// (plus <c>_z</c> absent for a plain one), so a document already rewritten, or changed by someone else since, is never
+/// rewritten from a stale copy; the checkpoint is written only after the batch's writes are acknowledged; on a restart
+/// the documents after the checkpoint that are already in their final form are counted as skipped, not rewritten.
+/// </summary>
+internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, StoredDocumentCodec codec, RewriteOptions options, LiveSettings settings)
+{
+    private const int Attempts = 3;
+
+    private readonly IMongoCollection<RawBsonDocument> _collection = session.Collection(ns);
+
+    /// <summary>Called after each batch with the number of documents it held.</summary>
+    public Action<long>? Progress { get; init; }
+
+    /// <summary>Test hook: runs after a batch is read and decided, before its writes (what another client may do meanwhile).</summary>
+    internal Func<IReadOnlyList<ScannedDocument>, Task>? BeforeWrite { get; init; }
+
+    public async Task<RewriteResult> RunAsync(CancellationToken cancellationToken)
+    {
+        RewriteCheckpoint checkpoint = await RewriteCheckpoint.LoadAsync(session.Database(ns.Database), ns, options.ModeName, options.Parameters,
+            options.Restart, cancellationToken).ConfigureAwait(false);
+        DictionaryRecord? current = codec.Namespace.CurrentDictionary;
+        long scanned = 0;
+        await foreach (IReadOnlyList<ScannedDocument> batch in DocumentScan.BatchesAsync(_collection, checkpoint.After, options.Filter,
+            settings.BatchSize, cancellationToken).ConfigureAwait(false))
+        {
+            var pending = new List<(ScannedDocument Read, byte[] Replacement)>(batch.Count);
+            foreach (ScannedDocument document in batch)
+            {
+                Decision decision = await DecideAsync(document, current, cancellationToken).ConfigureAwait(false);
+                Count(checkpoint, document, decision, pending);
+            }
+            await WriteAsync(pending, checkpoint, current, cancellationToken).ConfigureAwait(false);
+
+            checkpoint.After = batch[^1].Id;
+            await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: false, cancellationToken).ConfigureAwait(false);
+            scanned += batch.Count;
+            Progress?.Invoke(batch.Count);
+        }
+        await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: true, cancellationToken).ConfigureAwait(false);
+        return new RewriteResult(ns.Name, options.ModeName, checkpoint.Resumed, checkpoint.Runs, scanned, checkpoint.Written, checkpoint.Skipped,
+            checkpoint.Unchanged, checkpoint.Failed, checkpoint.Failures, current?.Id, current?.Version);
+    }
+
+    private void Count(RewriteCheckpoint checkpoint, ScannedDocument document, Decision decision, List<(ScannedDocument, byte[])> pending)
+    {
+        switch (decision.Kind)
+        {
+            case DecisionKind.Write: pending.Add((document, decision.Replacement!)); break;
+            case DecisionKind.Skip: checkpoint.Skipped++; break;
+            case DecisionKind.Unchanged: checkpoint.Unchanged++; break;
+            default: checkpoint.AddFailure(document.Id, decision.Error!, settings.MaxFailures); break;
+        }
+    }
+
+    /// <summary>Writes a batch's replacements; those that matched nothing are read again and decided anew.</summary>
+    private async Task WriteAsync(List<(ScannedDocument Read, byte[] Replacement)> pending, RewriteCheckpoint checkpoint, DictionaryRecord? current,
+        CancellationToken cancellationToken)
+    {
+        if (pending.Count == 0) return;
+        if (BeforeWrite is not null) await BeforeWrite([.. pending.Select(p => p.Read)]).ConfigureAwait(false);
+        var models = pending.Select(p => new ReplaceOneModel<RawBsonDocument>(Filter(p.Read.Bytes), new RawBsonDocument(p.Replacement))).ToList();
+        var errors = new Dictionary<int, string>();
+        long matched;
+        try
+        {
+            BulkWriteResult<RawBsonDocument> result = await _collection.BulkWriteAsync(models, new BulkWriteOptions { IsOrdered = false }, cancellationToken)
+                .ConfigureAwait(false);
+            matched = result.MatchedCount;
+        }
+        catch (MongoBulkWriteException<RawBsonDocument> ex)
+        {
+            foreach (BulkWriteError error in ex.WriteErrors) errors[error.Index] = $"the server refused the replacement: {error.Message}";
+            matched = -1;
+        }
+        finally
+        {
+            foreach (ReplaceOneModel<RawBsonDocument> model in models) model.Replacement.Dispose();
+        }
+
+        if (matched == pending.Count)
+        {
+            checkpoint.Written += pending.Count;
+            return;
+        }
+        // Some replacement matched nothing (the document changed, was compressed or deleted since it was read) or failed:
+        // each is settled alone, from what the collection holds now.
+        for (int i = 0; i < pending.Count; i++)
+        {
+            (ScannedDocument read, byte[] replacement) = pending[i];
+            if (errors.TryGetValue(i, out string? error))
+            {
+                checkpoint.AddFailure(read.Id, error, settings.MaxFailures);
+                continue;
+            }
+            await SettleAsync(read, replacement, checkpoint, current, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private async Task SettleAsync(ScannedDocument read, byte[] replacement, RewriteCheckpoint checkpoint, DictionaryRecord? current,
+        CancellationToken cancellationToken)
+    {
+        for (int attempt = 1; ; attempt++)
+        {
+            ScannedDocument? now = await ReadAsync(read.Id, cancellationToken).ConfigureAwait(false);
+            if (now is null)
+            {
+                checkpoint.Skipped++; // deleted since: nothing to rewrite
+                return;
+            }
+            if (now.Bytes.AsSpan().SequenceEqual(replacement))
+            {
+                checkpoint.Written++; // this replacement was applied
+                return;
+            }
+            Decision decision = await DecideAsync(now, current, cancellationToken).ConfigureAwait(false);
+            if (decision.Kind != DecisionKind.Write)
+            {
+                Count(checkpoint, now, decision, pending: []);
+                return;
+            }
+            if (attempt == Attempts)
+            {
+                checkpoint.AddFailure(read.Id, $"it changed under every one of {Attempts} attempts to replace it; left as it is", settings.MaxFailures);
+                return;
+            }
+            replacement = decision.Replacement!;
+            using var document = new RawBsonDocument(replacement);
+            ReplaceOneResult result = await _collection.ReplaceOneAsync(Filter(now.Bytes), document, new ReplaceOptions(), cancellationToken).ConfigureAwait(false);
+            if (result.MatchedCount == 1)
+            {
+                checkpoint.Written++;
+                return;
+            }
+            read = now;
+        }
+    }
+
+    private async Task<ScannedDocument?> ReadAsync(BsonValue id, CancellationToken cancellationToken)
+    {
+        using RawBsonDocument? document = await _collection.Find(new BsonDocument("_id", id)).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        return document is null ? null : DocumentScan.Read(document);
+    }
+
+    private static BsonDocument Filter(byte[] read) => DocumentScan.AsRead(read, plain: StoredDocumentCodec.Classify(read) == StoredKind.Plain);
+
+    private async Task<Decision> DecideAsync(ScannedDocument document, DictionaryRecord? current, CancellationToken cancellationToken)
+    {
+        try
+        {
+            StoredKind kind = StoredDocumentCodec.Classify(document.Bytes);
+            if (kind == StoredKind.Foreign)
+                return Decision.Fail($"its '_z' element is not BinData(0x80 or 0x81, envelope): it is not this library's, and no client can read it compressed");
+            switch (options.Mode)
+            {
+                case RewriteMode.Compress:
+                    return kind == StoredKind.Compressed ? Decision.Skip : Checked(document.Bytes, codec.Compress(document.Bytes));
+                case RewriteMode.Decompress:
+                    if (kind == StoredKind.Plain) return Decision.Skip;
+                    await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
+                    byte[] plain = codec.Decode(document.Bytes);
+                    LiveChecks.WellFormed(plain);
+                    return Decision.Write(plain);
+                default:
+                    if (kind == StoredKind.Plain) return Decision.Unchanged; // migrate compresses it
+                    if (options.Level is null && EnvelopeDictionary(document.Bytes) is { } used && used == current?.Id) return Decision.Unchanged;
+                    await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
+                    byte[] original = codec.Decode(document.Bytes);
+                    LiveChecks.WellFormed(original);
+                    Decision again = Checked(original, codec.Compress(original));
+                    return again.Kind == DecisionKind.Write && again.Replacement!.Length >= document.Bytes.Length ? Decision.Unchanged : again;
+            }
+        }
+        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException or FormatException or EndOfStreamException)
+        {
+            return Decision.Fail(ex.Message);
+        }
+    }
+
+    /// <summary>A replacement is written only when it reads back as the very bytes it replaces.</summary>
+    private Decision Checked(byte[] plain, byte[] stored) =>
+        codec.Decode(stored).AsSpan().SequenceEqual(plain)
+            ? Decision.Write(stored)
+            : Decision.Fail("its compressed form does not decompress to the same bytes (left as it is)");
+
+    private static uint? EnvelopeDictionary(byte[] stored) =>
+        DocumentEnvelope.TryReadHeader(StoredDocumentCodec.Envelope(stored), out EnvelopeHeader header) ? header.DictionaryId : null;
+
+    private enum DecisionKind
+    {
+        Write,
+        Skip,
+        Unchanged,
+        Fail,
+    }
+
+    private readonly record struct Decision(DecisionKind Kind, byte[]? Replacement, string? Error)
+    {
+        public static Decision Skip => new(DecisionKind.Skip, null, null);
+
+        public static Decision Unchanged => new(DecisionKind.Unchanged, null, null);
+
+        public static Decision Write(byte[] replacement) => new(DecisionKind.Write, replacement, null);
+
+        public static Decision Fail(string error) => new(DecisionKind.Fail, null, error);
+    }
+}
+
+/// <summary>Checks shared by the commands.</summary>
+internal static class LiveChecks
+{
+    /// <summary>Parses the whole document, nested ones included.</summary>
+    /// <exception cref="InvalidDataException">It is not well-formed BSON.</exception>
+    public static void WellFormed(byte[] document)
+    {
+        try
+        {
+            _ = global::MongoDB.Bson.Serialization.BsonSerializer.Deserialize<BsonDocument>(document);
+        }
+        catch (Exception ex) when (ex is FormatException or EndOfStreamException or BsonSerializationException or ArgumentException or InvalidOperationException)
+        {
+            throw new InvalidDataException($"the decompressed document is not well-formed BSON: {ex.Message}", ex);
+        }
+    }
+}

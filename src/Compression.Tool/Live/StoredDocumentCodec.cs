@@ -1,0 +1,244 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.Text;
+using Compression.Dictionaries;
+using Compression.MongoDB;
+
+namespace Compression.Tool.Live;
+
+/// <summary>
+/// A whole document as raw BSON, to and from the form <see cref="CompressedDocumentSerializer{T}"/> stores:
+/// <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c> (envelope format v2: the compressed elements without
+/// their document's length and terminator) or <c>BinData(0x80, envelope)</c> (format v1: a whole BSON document), with the
+/// envelope made and read by the namespace's engine. Both are read; the namespace's <see cref="CompressionNamespace.Format"/>
+/// says which is written, as in the serializer. The tool has no CLR type for the documents, so it works on their bytes, with the adapter's own walker.
+/// </summary>
+/// <remarks>
+/// The serializer reads a stored document as its clear elements, then the decompressed ones, a clear element winning over a
+/// compressed one of the same name. A plain document whose clear fields all come before its first compressed field (the
+/// usual case: <c>_id</c> is always first) splits so that this order is its own order. A clear field that comes later is
+/// stored in the clear <em>and</em> kept, at its place, in the compressed part: the serializer skips that copy (the clear
+/// one wins), and <see cref="Decode"/> puts the clear value back at that place, so a migrated document decompresses to its
+/// original bytes exactly.
+/// </remarks>
+internal sealed class StoredDocumentCodec
+{
+    private const byte BinaryType = 0x05;
+    private const byte DocumentSubtype = 0x80;
+    private const byte ElementsSubtype = 0x81;
+    private static ReadOnlySpan<byte> CompressedName => "_z"u8;
+
+    private readonly byte[][] _clearNames;
+
+    public StoredDocumentCodec(CompressionNamespace @namespace)
+    {
+        Namespace = @namespace;
+        _clearNames = [.. new[] { "_id" }.Concat(@namespace.ClearFields).Distinct(StringComparer.Ordinal).Select(Encoding.UTF8.GetBytes)];
+    }
+
+    public CompressionNamespace Namespace { get; }
+
+    /// <summary>What a stored document is.</summary>
+    public static StoredKind Classify(ReadOnlySpan<byte> stored)
+    {
+        var elements = new RawBsonWalker(stored);
+        while (elements.TryNext(out RawBsonElement element))
+        {
+            if (!element.Name(stored).SequenceEqual(CompressedName)) continue;
+            ReadOnlySpan<byte> value = element.Value(stored);
+            return element.Type == BinaryType && value[4] is DocumentSubtype or ElementsSubtype ? StoredKind.Compressed : StoredKind.Foreign;
+        }
+        return StoredKind.Plain;
+    }
+
+    /// <summary>The envelope of a compressed document (a slice of <paramref name="stored"/>), or empty when it has none.</summary>
+    public static ReadOnlySpan<byte> Envelope(ReadOnlySpan<byte> stored) => Envelope(stored, out _);
+
+    /// <summary>The envelope, and whether it holds the elements alone (subtype 0x81) rather than a whole document (0x80).</summary>
+    private static ReadOnlySpan<byte> Envelope(ReadOnlySpan<byte> stored, out bool elementsOnly)
+    {
+        elementsOnly = false;
+        var elements = new RawBsonWalker(stored);
+        while (elements.TryNext(out RawBsonElement element))
+        {
+            if (element.Name(stored).SequenceEqual(CompressedName) && element.Type == BinaryType)
+            {
+                ReadOnlySpan<byte> value = element.Value(stored);
+                elementsOnly = value[4] == ElementsSubtype;
+                if (value[4] is DocumentSubtype or ElementsSubtype) return value[5..];
+            }
+        }
+        return [];
+    }
+
+    /// <summary>Whether new documents are written as subtype 0x81, the elements alone (envelope format v2), as the serializer does.</summary>
+    private bool ElementsOnly => Namespace.Format != EnvelopeFormat.V1;
+
+    /// <summary>The part of a plain document that is compressed (what the engine samples and trains on).</summary>
+    public byte[] CompressedPart(ReadOnlySpan<byte> plain)
+    {
+        var rest = new ArrayBufferWriter<byte>(plain.Length);
+        Split(plain, clear: null, rest);
+        return ElementsOnly ? rest.WrittenSpan[4..^1].ToArray() : rest.WrittenSpan.ToArray();
+    }
+
+    /// <summary>Compresses a plain document into its stored form.</summary>
+    /// <exception cref="InvalidDataException">The document is not well-formed BSON.</exception>
+    public byte[] Compress(ReadOnlySpan<byte> plain)
+    {
+        var clear = new ArrayBufferWriter<byte>(64);
+        var rest = new ArrayBufferWriter<byte>(plain.Length);
+        Split(plain, clear, rest);
+        bool elementsOnly = ElementsOnly;
+        byte[] envelope = Namespace.Compress(elementsOnly ? rest.WrittenSpan[4..^1] : rest.WrittenSpan);
+
+        int length = 4 + clear.WrittenCount + 1 + CompressedName.Length + 1 + 4 + 1 + envelope.Length + 1;
+        byte[] stored = new byte[length];
+        BinaryPrimitives.WriteInt32LittleEndian(stored, length);
+        int at = 4;
+        clear.WrittenSpan.CopyTo(stored.AsSpan(at));
+        at += clear.WrittenCount;
+        stored[at++] = BinaryType;
+        CompressedName.CopyTo(stored.AsSpan(at));
+        at += CompressedName.Length;
+        stored[at++] = 0;
+        BinaryPrimitives.WriteInt32LittleEndian(stored.AsSpan(at), envelope.Length);
+        at += 4;
+        stored[at++] = elementsOnly ? ElementsSubtype : DocumentSubtype;
+        envelope.CopyTo(stored.AsSpan(at));
+        at += envelope.Length;
+        stored[at] = 0;
+        return stored;
+    }
+
+    /// <summary>The plain document a compressed one holds (its dictionary must be loaded: see <see cref="EnsureDictionaryAsync"/>).</summary>
+    /// <exception cref="InvalidDataException">The document or its envelope is corrupt.</exception>
+    /// <exception cref="DictionaryNotFoundException">The dictionary it names cannot be found.</exception>
+    public byte[] Decode(ReadOnlySpan<byte> stored)
+    {
+        ReadOnlySpan<byte> envelope = Envelope(stored, out bool elementsOnly);
+        if (envelope.IsEmpty && Classify(stored) != StoredKind.Compressed)
+            throw new InvalidDataException("The document has no '_z' element holding BinData(0x80 or 0x81, envelope).");
+        byte[] rest = Namespace.Decompress(envelope);
+        if (elementsOnly)
+        {
+            byte[] document = new byte[rest.Length + 5];
+            BinaryPrimitives.WriteInt32LittleEndian(document, document.Length);
+            rest.CopyTo(document, 4);
+            rest = document;
+        }
+        try
+        {
+            return Merge(stored, rest);
+        }
+        catch (InvalidDataException ex)
+        {
+            throw new InvalidDataException($"The decompressed part is not a BSON document: {ex.Message}", ex);
+        }
+    }
+
+    /// <summary>Loads the dictionary a stored document's envelope names, when it is not in memory yet.</summary>
+    public ValueTask EnsureDictionaryAsync(ReadOnlyMemory<byte> stored, CancellationToken cancellationToken)
+    {
+        ReadOnlySpan<byte> envelope = Envelope(stored.Span);
+        return envelope.IsEmpty ? ValueTask.CompletedTask : Namespace.EnsureDictionaryAsync(envelope, cancellationToken);
+    }
+
+    private void Split(ReadOnlySpan<byte> plain, ArrayBufferWriter<byte>? clear, ArrayBufferWriter<byte> rest)
+    {
+        Reserve(rest, 4); // the length, set at the end
+        bool leading = true;
+        var elements = new RawBsonWalker(plain);
+        while (elements.TryNext(out RawBsonElement element))
+        {
+            ReadOnlySpan<byte> bytes = element.Bytes(plain);
+            if (IsClear(element.Name(plain)))
+            {
+                clear?.Write(bytes);
+                if (leading) continue; // its place is the clear part's: before every compressed element
+            }
+            leading = false;
+            rest.Write(bytes);
+        }
+        rest.GetSpan(1)[0] = 0;
+        rest.Advance(1);
+        FixLength(rest);
+    }
+
+    private static void Reserve(ArrayBufferWriter<byte> writer, int count)
+    {
+        writer.GetSpan(count)[..count].Clear();
+        writer.Advance(count);
+    }
+
+    private static void FixLength(ArrayBufferWriter<byte> document)
+    {
+        // WrittenMemory is the writer's own array; its first 4 bytes are the length placeholder.
+        ReadOnlyMemory<byte> written = document.WrittenMemory;
+        if (!System.Runtime.InteropServices.MemoryMarshal.TryGetArray(written, out ArraySegment<byte> segment))
+            throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array.");
+        BinaryPrimitives.WriteInt32LittleEndian(segment.AsSpan(), written.Length);
+    }
+
+    private bool IsClear(ReadOnlySpan<byte> name)
+    {
+        foreach (byte[] clear in _clearNames)
+        {
+            if (name.SequenceEqual(clear)) return true;
+        }
+        return false;
+    }
+
+    /// <summary>
+    /// The stored clear elements that have no place in the compressed part, then the compressed part's elements, each
+    /// replaced by the stored clear element of the same name when there is one (the clear one wins, as in the serializer).
+    /// </summary>
+    private static byte[] Merge(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> rest)
+    {
+        var output = new ArrayBufferWriter<byte>(stored.Length + rest.Length);
+        Reserve(output, 4); // the length, set at the end
+
+        var storedElements = new RawBsonWalker(stored);
+        while (storedElements.TryNext(out RawBsonElement element))
+        {
+            ReadOnlySpan<byte> name = element.Name(stored);
+            if (name.SequenceEqual(CompressedName) || Find(rest, name) is not null) continue;
+            output.Write(element.Bytes(stored));
+        }
+
+        var restElements = new RawBsonWalker(rest);
+        while (restElements.TryNext(out RawBsonElement element))
+        {
+            ReadOnlySpan<byte> name = element.Name(rest);
+            if (!name.SequenceEqual(CompressedName) && Find(stored, name) is { } clear) output.Write(clear.Bytes(stored));
+            else output.Write(element.Bytes(rest));
+        }
+        output.GetSpan(1)[0] = 0;
+        output.Advance(1);
+        FixLength(output);
+        return output.WrittenSpan.ToArray();
+    }
+
+    private static RawBsonElement? Find(ReadOnlySpan<byte> document, ReadOnlySpan<byte> name)
+    {
+        var elements = new RawBsonWalker(document);
+        while (elements.TryNext(out RawBsonElement element))
+        {
+            if (element.Name(document).SequenceEqual(name)) return element;
+        }
+        return null;
+    }
+}
+
+/// <summary>What a stored document is, by its <c>_z</c> element.</summary>
+internal enum StoredKind
+{
+    /// <summary>No <c>_z</c>: a plain document (written before compression, or while it was off).</summary>
+    Plain,
+
+    /// <summary><c>_z</c> is <c>BinData(0x81, envelope)</c> or <c>BinData(0x80, envelope)</c>.</summary>
+    Compressed,
+
+    /// <summary><c>_z</c> is something else: not this library's, and the serializer cannot read it.</summary>
+    Foreign,
+}
