@@ -10,6 +10,12 @@ public static class Program
 {
     public static void Main(string[] args)
     {
+        if (args.Length > 0 && args[0] == "replay")
+        {
+            Environment.ExitCode = ReplaySweep.RunAsync(args).GetAwaiter().GetResult();
+            return;
+        }
+
         var config = DefaultConfig.Instance
             .AddDiagnoser(MemoryDiagnoser.Default)
             .AddExporter(MarkdownExporter.GitHub)

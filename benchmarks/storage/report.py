@@ -69,7 +69,7 @@ def markdown(results):
     titles = ["plain, none", "plain, snappy", "plain, zlib", "plain, zstd-6", "ours, snappy", "ours, zstd-6",
               "ours, BSON before storage"]
     lines.append("Ratio = plain BSON bytes / table file bytes (after bulk load, checkpoint and close). "
-                 "\"ours\" = `{_id, _z: BinData(0x80, envelope)}` as `CompressedDocumentSerializer` writes it "
+                 "\"ours\" = `{_id, _z: BinData(0x81, envelope)}` as `CompressedDocumentSerializer` writes it (before 2026-11-24: BinData(0x80) and envelope format v1) "
                  "(zstd-3, dictionaries trained online, bootstrap included); \"BSON before storage\" = plain BSON bytes "
                  "/ the serializer's BSON bytes.")
     lines.append("")
@@ -126,7 +126,7 @@ def overhead_table(results):
              ("envelope", "header", "envelope header byte"),
              ("envelope", "lengthVarint", "length varint"),
              ("envelope", "dictionaryIdVarint", "dictionary id varint"),
-             ("envelope", "checksum", "checksum (XxHash32)"),
+             ("envelope", "checksum", "checksum (v1 XxHash32, 4 B; v2 its low 16 bits, 2 B)"),
              ("envelope", "zstdFrameHeader", "zstd frame header"),
              ("envelope", "zstdBlockHeaders", "zstd block headers"),
              ("envelope", "content", "compressed content")]

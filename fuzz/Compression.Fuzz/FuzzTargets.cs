@@ -46,7 +46,7 @@ public sealed class FuzzTargets
     private readonly ZstdDictionary _dictionary;
     private readonly DocumentCompressor _reader;
     private readonly DocumentCompressor _strictReader;
-    private readonly Dictionary<(CompressionCodec Codec, int Level, bool Checksum), DocumentCompressor> _writers = [];
+    private readonly Dictionary<(CompressionCodec Codec, int Level, bool Checksum, EnvelopeFormat Format), DocumentCompressor> _writers = [];
     private readonly ShapeTransform[] _transforms; // [0] JSON, [1] BSON
     private readonly StructureModel[] _models;
 
@@ -66,10 +66,13 @@ public sealed class FuzzTargets
             {
                 foreach (bool checksum in (bool[])[true, false])
                 {
-                    _writers[(codec, level, checksum)] = new DocumentCompressor(new DocumentCompressorOptions
+                    foreach (EnvelopeFormat format in (EnvelopeFormat[])[EnvelopeFormat.V1, EnvelopeFormat.V2])
                     {
-                        Codec = codec, Level = level, Checksum = checksum, MinimumSize = 0, MaxUncompressedLength = MaxUncompressedLength,
-                    });
+                        _writers[(codec, level, checksum, format)] = new DocumentCompressor(new DocumentCompressorOptions
+                        {
+                            Codec = codec, Level = level, Checksum = checksum, MinimumSize = 0, MaxUncompressedLength = MaxUncompressedLength, Format = format,
+                        });
+                    }
                 }
             }
         }
@@ -128,15 +131,15 @@ public sealed class FuzzTargets
         }
 
         int level = Levels[header.Codec][0];
-        byte[] again = _writers[(header.Codec, level, header.HasChecksum)].Compress(document, header.DictionaryId is null ? null : _dictionary);
+        byte[] again = _writers[(header.Codec, level, header.HasChecksum, header.Format)].Compress(document, header.DictionaryId is null ? null : _dictionary);
         byte[] back = _reader.Decompress(again, _dictionary);
         if (!back.AsSpan().SequenceEqual(document))
             throw new FuzzFailureException($"{header.Codec} did not round-trip a document of {document.Length} bytes.");
     }
 
     /// <summary>
-    /// Arbitrary document: byte 0 picks the codec, level, checksum and dictionary, the rest is the document. Compression
-    /// never throws, and decompression gives back exactly the document.
+    /// Arbitrary document: byte 0 picks the codec, level, checksum and dictionary, the rest is the document, written in
+    /// both envelope formats (v1 and v2). Compression never throws, and decompression gives back exactly the document.
     /// </summary>
     public void RoundTrip(ReadOnlySpan<byte> input)
     {
@@ -151,11 +154,14 @@ public sealed class FuzzTargets
         bool checksum = (selector & 0x40) != 0;
         ZstdDictionary? dictionary = codec == CompressionCodec.Zstd && (selector & 0x80) != 0 ? _dictionary : null;
 
-        DocumentCompressor writer = _writers[(codec, level, checksum)];
-        byte[] envelope = writer.Compress(document, dictionary);
-        byte[] back = ReaderFor(checksum).Decompress(envelope, dictionary);
-        if (!back.AsSpan().SequenceEqual(document))
-            throw new FuzzFailureException($"{codec} level {level} (checksum {checksum}, dictionary {dictionary is not null}) did not round-trip {document.Length} bytes.");
+        foreach (EnvelopeFormat format in (EnvelopeFormat[])[EnvelopeFormat.V1, EnvelopeFormat.V2])
+        {
+            DocumentCompressor writer = _writers[(codec, level, checksum, format)];
+            byte[] envelope = writer.Compress(document, dictionary);
+            byte[] back = ReaderFor(checksum).Decompress(envelope, dictionary);
+            if (!back.AsSpan().SequenceEqual(document))
+                throw new FuzzFailureException($"{codec} level {level} (checksum {checksum}, dictionary {dictionary is not null}, {format}) did not round-trip {document.Length} bytes.");
+        }
     }
 
     /// <summary>
@@ -175,7 +181,7 @@ public sealed class FuzzTargets
             return;
         }
 
-        DocumentCompressor writer = _writers[(CompressionCodec.Zstd, 3, true)];
+        DocumentCompressor writer = _writers[(CompressionCodec.Zstd, 3, true, EnvelopeFormat.V2)];
         foreach (byte[] document in SampleDocuments)
         {
             byte[] envelope = writer.Compress(document, candidate);
@@ -365,7 +371,7 @@ public sealed class FuzzTargets
         switch (name)
         {
             case "envelope":
-                foreach (((CompressionCodec codec, int level, bool checksum), DocumentCompressor writer) in _writers)
+                foreach (((CompressionCodec codec, int level, bool checksum, EnvelopeFormat _), DocumentCompressor writer) in _writers)
                 {
                     if (level != Levels[codec][0]) continue;
                     foreach (byte[] document in SampleDocuments)

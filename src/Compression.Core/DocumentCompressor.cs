@@ -5,7 +5,7 @@ using Compression.Internal;
 namespace Compression;
 
 /// <summary>
-/// Compresses documents into envelopes (format v1) and decompresses them back. Thread-safe; create one per
+/// Compresses documents into envelopes (format v2 by default, or v1) and decompresses both formats back. Thread-safe; create one per
 /// setting and share it. Codec contexts are pooled, never created per call.
 /// </summary>
 /// <remarks>
@@ -20,6 +20,7 @@ public sealed class DocumentCompressor
     private readonly int _minimumSize;
     private readonly int _maxLength;
     private readonly bool _requireChecksum;
+    private readonly EnvelopeFormat _format;
 
     /// <summary>Creates a compressor; the options are validated and copied.</summary>
     /// <exception cref="ArgumentException">The options are invalid; the message lists every problem.</exception>
@@ -33,6 +34,7 @@ public sealed class DocumentCompressor
         _minimumSize = options.MinimumSize;
         _maxLength = options.MaxUncompressedLength;
         _requireChecksum = options.RequireChecksum;
+        _format = options.Format;
     }
 
     /// <summary>The codec new values are compressed with.</summary>
@@ -43,6 +45,9 @@ public sealed class DocumentCompressor
 
     /// <summary>Whether new envelopes carry a checksum.</summary>
     public bool Checksum => _checksum;
+
+    /// <summary>The envelope format new values are written in (both are read).</summary>
+    public EnvelopeFormat Format => _format;
 
     /// <summary>
     /// The largest document length <see cref="GetMaxEnvelopeLength"/> accepts: 2,147,483,631 bytes
@@ -86,27 +91,28 @@ public sealed class DocumentCompressor
         if (source.Length > _maxLength)
             throw new ArgumentException($"The document has {source.Length} bytes, over MaxUncompressedLength ({_maxLength}).", nameof(source));
 
-        int checksumLength = _checksum ? DocumentEnvelope.ChecksumLength : 0;
+        int checksumLength = _checksum ? DocumentEnvelope.GetChecksumLength(_format) : 0;
         if (_codec.Id != CompressionCodec.Stored && source.Length >= _minimumSize && source.Length > 0)
         {
+            Codecs.Codec codec = Codecs.Codec.ForWriting(_codec, _format, source.Length);
             uint? dictionaryId = _codec.Id == CompressionCodec.Zstd ? dictionary?.Id : null;
             int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, dictionaryId);
             // The envelope must be smaller than the stored one, or the document is stored: give the codec exactly that room.
             int storedHeaderLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
             // (storedHeaderLength - headerLength is 0 or negative, so the sum cannot overflow.)
             int room = Math.Min(destination.Length - headerLength - checksumLength, source.Length - 1 + (storedHeaderLength - headerLength));
-            if (room > 0 && _codec.TryCompress(source, destination.Slice(headerLength, room), _level,
+            if (room > 0 && codec.TryCompress(source, destination.Slice(headerLength, room), _level,
                     dictionaryId is null ? null : dictionary, out int payloadLength) && payloadLength <= room)
             {
-                DocumentEnvelope.WriteHeader(destination, _codec.Id, source.Length, dictionaryId, _checksum);
+                DocumentEnvelope.WriteHeader(destination, _codec.Id, source.Length, dictionaryId, _checksum, _format);
                 int end = headerLength + payloadLength;
-                if (_checksum) DocumentEnvelope.WriteChecksum(destination[end..], source);
+                if (_checksum) DocumentEnvelope.WriteChecksum(destination[end..], source, _format);
                 bytesWritten = end + checksumLength;
                 return true;
             }
         }
 
-        return TryWriteStored(source, destination, _checksum, out bytesWritten);
+        return TryWriteStored(source, destination, _checksum, _format, out bytesWritten);
     }
 
     /// <summary>Compresses <paramref name="source"/> into an envelope appended to <paramref name="destination"/>.</summary>
@@ -245,7 +251,7 @@ public sealed class DocumentCompressor
         ReadOnlySpan<byte> payload = envelope.Slice(header.HeaderLength, header.PayloadLength);
         try
         {
-            Codecs.Codec.For(header.Codec).Decompress(payload, destination, header.DictionaryId is null ? null : dictionary);
+            Codecs.Codec.ForReading(header).Decompress(payload, destination, header.DictionaryId is null ? null : dictionary);
         }
         catch (Exception ex) when (ex is not OutOfMemoryException and not DictionaryNotFoundException)
         {
@@ -253,7 +259,7 @@ public sealed class DocumentCompressor
             ThrowCorrupt(header, ex);
         }
 
-        if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^DocumentEnvelope.ChecksumLength..], destination))
+        if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], destination))
         {
             destination.Clear(); // never leave wrong bytes behind
             ThrowChecksumMismatch();
@@ -273,7 +279,7 @@ public sealed class DocumentCompressor
         byte[]? decoded = null;
         try
         {
-            decoded = Codecs.Codec.For(header.Codec).DecompressUnproven(payload, header.UncompressedLength, header.DictionaryId is null ? null : dictionary);
+            decoded = Codecs.Codec.ForReading(header).DecompressUnproven(payload, header.UncompressedLength, header.DictionaryId is null ? null : dictionary);
         }
         catch (Exception ex) when (ex is not OutOfMemoryException and not DictionaryNotFoundException)
         {
@@ -281,7 +287,7 @@ public sealed class DocumentCompressor
         }
 
         if (decoded is not null && header.HasChecksum
-            && !DocumentEnvelope.ChecksumMatches(envelope[^DocumentEnvelope.ChecksumLength..], decoded.AsSpan(0, header.UncompressedLength)))
+            && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], decoded.AsSpan(0, header.UncompressedLength)))
         {
             ArrayPool<byte>.Shared.Return(decoded, clearArray: true);
             ThrowChecksumMismatch();
@@ -300,17 +306,17 @@ public sealed class DocumentCompressor
         ThrowHelper.ThrowCorrupt($"The {header.Codec} payload of the envelope is corrupt: {ex.Message}", ex);
 
     private static void ThrowChecksumMismatch() =>
-        ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the XxHash32 stored in the envelope.");
+        ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the XxHash32 stored in the envelope (all 32 bits in v1, the low 16 in v2).");
 
-    private static bool TryWriteStored(ReadOnlySpan<byte> source, Span<byte> destination, bool checksum, out int bytesWritten)
+    private static bool TryWriteStored(ReadOnlySpan<byte> source, Span<byte> destination, bool checksum, EnvelopeFormat format, out int bytesWritten)
     {
         int headerLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
-        long total = (long)headerLength + source.Length + (checksum ? DocumentEnvelope.ChecksumLength : 0); // no overflow near int.MaxValue
+        long total = (long)headerLength + source.Length + (checksum ? DocumentEnvelope.GetChecksumLength(format) : 0); // no overflow near int.MaxValue
         bytesWritten = 0;
         if (destination.Length < total) return false;
-        DocumentEnvelope.WriteHeader(destination, CompressionCodec.Stored, source.Length, null, checksum);
+        DocumentEnvelope.WriteHeader(destination, CompressionCodec.Stored, source.Length, null, checksum, format);
         source.CopyTo(destination[headerLength..]);
-        if (checksum) DocumentEnvelope.WriteChecksum(destination[(headerLength + source.Length)..], source);
+        if (checksum) DocumentEnvelope.WriteChecksum(destination[(headerLength + source.Length)..], source, format);
         bytesWritten = (int)total;
         return true;
     }

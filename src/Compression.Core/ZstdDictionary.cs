@@ -23,6 +23,7 @@ public sealed class ZstdDictionary
         Id = id;
         Content = content;
         Contexts = new ZstdContextPool(this);
+        BlockContexts = new ZstdBlockContexts(content);
     }
 
     /// <summary>The dictionary id written in every envelope compressed with it. Unique per dictionary store.</summary>
@@ -32,6 +33,9 @@ public sealed class ZstdDictionary
     public ReadOnlyMemory<byte> Content { get; }
 
     internal ZstdContextPool Contexts { get; }
+
+    /// <summary>The block API's contexts (format v2 zstd payloads); the dictionary is digested for decompression on creation.</summary>
+    internal ZstdBlockContexts BlockContexts { get; }
 
     /// <summary>
     /// Validates <paramref name="content"/> (size bounds, zstd dictionary magic, loadable by zstd) and creates the dictionary.
@@ -44,7 +48,15 @@ public sealed class ZstdDictionary
             throw new InvalidDataException($"Zstd dictionary {id} has {content.Length} bytes; allowed are {MinimumSize} to {maximumSize}.");
         if (BinaryPrimitives.ReadUInt32LittleEndian(content) != DictionaryMagic)
             throw new InvalidDataException($"Zstd dictionary {id} does not start with the zstd dictionary magic 0xEC30A437.");
-        var dictionary = new ZstdDictionary(id, content.ToArray());
+        ZstdDictionary dictionary;
+        try
+        {
+            dictionary = new ZstdDictionary(id, content.ToArray());
+        }
+        catch (InvalidDataException ex)
+        {
+            throw new InvalidDataException($"Zstd dictionary {id} could not be loaded: {ex.Message}", ex);
+        }
         try
         {
             // Load it once into a decompressor now, so a malformed dictionary fails here, not on a read path.

@@ -11,10 +11,13 @@ using MongoDB.Bson.Serialization.Serializers;
 namespace Compression.MongoDB;
 
 /// <summary>
-/// A BSON serializer that stores a <typeparamref name="T"/> as <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x80, envelope) }</c>:
+/// A BSON serializer that stores a <typeparamref name="T"/> as <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c>:
 /// the id and the configured clear fields stay queryable; everything else is compressed by the collection's
 /// <see cref="CompressionNamespace"/> with its shared dictionaries. Documents without <c>_z</c> (written before
 /// compression was switched on, or while it was off) are read as plain documents.
+/// The envelope holds the compressed elements: with subtype 0x81 (written when the namespace writes envelope format v2)
+/// their bytes alone, with subtype 0x80 (format v1, and every document written before format v2) as a whole BSON
+/// document, with its int32 length and terminating 0. Both are read.
 /// </summary>
 /// <remarks>
 /// The driver's serializer registry is global per CLR type, so a compressed type maps to one namespace.
@@ -60,6 +63,12 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
 
     /// <summary>The name of the element that holds the envelope.</summary>
     public const string CompressedElementName = "_z";
+
+    /// <summary>The BinData subtype of <c>_z</c> when the envelope holds a whole BSON document (envelope format v1).</summary>
+    internal const byte DocumentSubtype = (byte)BsonBinarySubType.UserDefined; // 0x80
+
+    /// <summary>The BinData subtype of <c>_z</c> when the envelope holds the elements alone, without the document's int32 length and terminator (envelope format v2).</summary>
+    internal const byte ElementsSubtype = 0x81;
 
     /// <summary>The namespace the documents belong to.</summary>
     public string Namespace { get; }
@@ -108,9 +117,12 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         rest[restLength++] = 0;
         BinaryPrimitives.WriteInt32LittleEndian(rest, restLength);
 
-        _namespace.Compress(rest[..restLength], scratch.Second);
+        // Format v2 drops what the envelope already says: the document's length (the envelope's length less 5) and its
+        // terminator. Format v1 keeps the layout every earlier reader expects.
+        bool elementsOnly = _namespace.Format != EnvelopeFormat.V1;
+        _namespace.Compress(elementsOnly ? rest[4..(restLength - 1)] : rest[..restLength], scratch.Second);
         writer.WriteName(CompressedElementName);
-        writer.WriteBinaryData(new BsonBinaryData(scratch.Second.WrittenSpan.ToArray(), BsonBinarySubType.UserDefined));
+        writer.WriteBinaryData(new BsonBinaryData(scratch.Second.WrittenSpan.ToArray(), (BsonBinarySubType)(elementsOnly ? ElementsSubtype : DocumentSubtype)));
         writer.WriteEndDocument();
         SerializerScratch.Return(scratch);
     }
@@ -142,15 +154,29 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
                 return ReadPlain(raw); // legacy, or written while compression was off
 
             ReadOnlySpan<byte> value = z.Value(stored);
-            if (z.Type != (byte)BsonType.Binary || value[4] != (byte)BsonBinarySubType.UserDefined)
+            if (z.Type != (byte)BsonType.Binary || value[4] is not (DocumentSubtype or ElementsSubtype))
             {
                 string actual = z.Type == (byte)BsonType.Binary ? $"BinData(0x{value[4]:x2})" : ((BsonType)z.Type).ToString();
-                throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}': element '{CompressedElementName}' is a {actual}, not BinData(0x80, envelope).");
+                throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}': element '{CompressedElementName}' is a {actual}, not BinData(0x80 or 0x81, envelope).");
             }
 
+            bool elementsOnly = value[4] == ElementsSubtype;
             try
             {
+                if (elementsOnly)
+                {
+                    scratch.First.GetSpan(4); // room for the document length, written below
+                    scratch.First.Advance(4);
+                }
                 _namespace.Decompress(value[5..], scratch.First);
+                if (elementsOnly)
+                {
+                    scratch.First.GetSpan(1)[0] = 0;
+                    scratch.First.Advance(1);
+                    if (!MemoryMarshal.TryGetArray(scratch.First.WrittenMemory, out ArraySegment<byte> whole) || whole.Offset != 0)
+                        throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
+                    BinaryPrimitives.WriteInt32LittleEndian(whole.Array, whole.Count);
+                }
             }
             catch (InvalidDataException ex)
             {

@@ -80,10 +80,45 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
         Assert.Equal(movie.Id, stored["_id"].AsObjectId);
         Assert.Equal(movie.Title, stored["Title"].AsString);
         var binary = stored["_z"].AsBsonBinaryData;
-        Assert.Equal(BsonBinarySubType.UserDefined, binary.SubType);
+        Assert.Equal((BsonBinarySubType)0x81, binary.SubType); // format v2: the elements without their document's length and terminator
         Assert.Equal(DocumentEnvelope.Magic, binary.Bytes[0]);
+        Assert.True(DocumentEnvelope.TryReadHeader(binary.Bytes, out EnvelopeHeader header));
+        Assert.Equal(EnvelopeFormat.V2, header.Format);
         Assert.False(stored.Contains("Plot"));
         AssertSame(movie, Read(serializer, stored));
+    }
+
+    [Fact]
+    public async Task Serialize_FormatV1Namespace_WritesWholeDocumentsUnderSubtype0x80_AndEitherSerializerReadsBothLayouts()
+    {
+        var options = new CompressionEngineOptions();
+        options.Defaults.Format = EnvelopeFormat.V1;
+        await using var v1Engine = new CompressionEngine(new InMemoryDictionaryStore(), options);
+        var v1 = new CompressedDocumentSerializer<Movie>(v1Engine.GetNamespace(Ns), new CompressedDocumentOptions { ClearFields = ["Title"] });
+        var v2 = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns), new CompressedDocumentOptions { ClearFields = ["Title"] });
+        var random = new Random(11);
+        Movie first = NewMovie(random), second = NewMovie(random);
+
+        BsonDocument old = Write(v1, first);
+        var binary = old["_z"].AsBsonBinaryData;
+        Assert.Equal(BsonBinarySubType.UserDefined, binary.SubType); // what every reader before format v2 expects
+        Assert.True(DocumentEnvelope.TryReadHeader(binary.Bytes, out EnvelopeHeader header));
+        Assert.Equal(EnvelopeFormat.V1, header.Format);
+        byte[] inner = v1Engine.GetNamespace(Ns).Decompress(binary.Bytes);
+        Assert.Equal(inner.Length, BitConverter.ToInt32(inner)); // a whole BSON document
+        Assert.Equal(0, inner[^1]);
+
+        BsonDocument lean = Write(v2, second);
+        byte[] leanEnvelope = lean["_z"].AsBsonBinaryData.Bytes;
+        byte[] elements = _engine.GetNamespace(Ns).Decompress(leanEnvelope);
+        Assert.NotEqual(elements.Length, BitConverter.ToInt32(elements)); // the elements alone: 5 bytes fewer
+        Assert.True(leanEnvelope.Length < Write(v1, second)["_z"].AsBsonBinaryData.Bytes.Length);
+
+        foreach (var reader in new[] { v1, v2 })
+        {
+            AssertSame(first, Read(reader, old));
+            AssertSame(second, Read(reader, lean));
+        }
     }
 
     [Fact]

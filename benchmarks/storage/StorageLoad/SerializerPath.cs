@@ -37,22 +37,29 @@ internal sealed class SerializerPath : IAsyncDisposable
     private readonly CompressionNamespace _namespace;
     private readonly CompressedDocumentSerializer<StoredDocument> _serializer;
     private readonly MemoryStream _buffer = new();
+    private readonly InMemoryDictionaryStore _store;
+    private readonly DocumentCompressor _compressor;
+    private readonly Dictionary<uint, ZstdDictionary> _dictionaries = [];
 
-    private SerializerPath(CompressionEngine engine)
+    private SerializerPath(CompressionEngine engine, InMemoryDictionaryStore store, EnvelopeFormat format)
     {
         _engine = engine;
+        _store = store;
+        _compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = CompressionCodec.Zstd, Level = 3, Format = format });
         _namespace = engine.GetNamespace(Namespace);
         _serializer = new CompressedDocumentSerializer<StoredDocument>(_namespace);
     }
 
-    public static async Task<SerializerPath> CreateAsync(int seed)
+    public static async Task<SerializerPath> CreateAsync(int seed, EnvelopeFormat format = EnvelopeFormat.V2)
     {
         var options = new CompressionEngineOptions { PollInterval = TimeSpan.FromHours(1) };
         options.Defaults.Codec = CompressionCodec.Zstd;
         options.Defaults.Level = 3;
+        options.Defaults.Format = format;
         options.Defaults.Dictionary.MinTrainingInterval = TimeSpan.Zero;
-        var engine = new CompressionEngine(new InMemoryDictionaryStore(), options) { InlineTraining = true, Random = new Random(seed) };
-        var path = new SerializerPath(engine);
+        var store = new InMemoryDictionaryStore();
+        var engine = new CompressionEngine(store, options) { InlineTraining = true, Random = new Random(seed) };
+        var path = new SerializerPath(engine, store, format);
         await path._namespace.RefreshAsync().ConfigureAwait(false);
         await engine.WhenIdleAsync().ConfigureAwait(false);
         return path;
@@ -61,7 +68,7 @@ internal sealed class SerializerPath : IAsyncDisposable
     /// <summary>The version of the dictionary new documents are compressed with (0: none yet).</summary>
     public int DictionaryVersion => _namespace.CurrentDictionary?.Version ?? 0;
 
-    /// <summary>The BSON document the serializer writes: <c>{_id, _z: BinData(0x80, envelope)}</c>.</summary>
+    /// <summary>The BSON document the serializer writes: <c>{_id, _z: BinData(0x81, envelope)}</c> (0x80 with format v1).</summary>
     public byte[] Serialize(StoredDocument document)
     {
         _buffer.SetLength(0);
@@ -78,6 +85,31 @@ internal sealed class SerializerPath : IAsyncDisposable
         using var stream = new MemoryStream(stored, writable: false);
         using var reader = new BsonBinaryReader(stream);
         return _serializer.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+    }
+
+    /// <summary>
+    /// What the compressed part's own BSON framing (int32 length and terminator, 5 bytes before compression) costs inside
+    /// an envelope: the payload bytes of the whole inner document less those of its elements alone, compressed with the
+    /// same dictionary, level and format. Under subtype 0x81 (format v2) the framing is not stored; this says what it
+    /// would cost. Null for stored envelopes.
+    /// </summary>
+    public long? InnerFramingCost(byte[] envelope, bool elementsOnly)
+    {
+        if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) || header.Codec == CompressionCodec.Stored) return null;
+        ZstdDictionary? dictionary = null;
+        if (header.DictionaryId is uint id && !_dictionaries.TryGetValue(id, out dictionary))
+        {
+            DictionaryRecord record = _store.Get(id) ?? throw new InvalidOperationException($"dictionary {id} is not in the store");
+            _dictionaries[id] = dictionary = ZstdDictionary.Create(record.Id, record.Content.Span);
+        }
+        byte[] inner = _namespace.Decompress(envelope);
+        byte[] elements = elementsOnly ? inner : inner[4..^1];
+        byte[] document = new byte[elements.Length + 5];
+        BitConverter.TryWriteBytes(document, document.Length);
+        elements.CopyTo(document, 4);
+        if (!DocumentEnvelope.TryReadHeader(_compressor.Compress(elements, dictionary), out EnvelopeHeader lean) || lean.Codec == CompressionCodec.Stored) return null;
+        if (!DocumentEnvelope.TryReadHeader(_compressor.Compress(document, dictionary), out EnvelopeHeader whole) || whole.Codec == CompressionCodec.Stored) return null;
+        return (long)whole.PayloadLength - lean.PayloadLength;
     }
 
     public ValueTask DisposeAsync() => _engine.DisposeAsync();

@@ -55,6 +55,15 @@ internal abstract class Codec
         _ => throw new ArgumentOutOfRangeException(nameof(codec), codec, "Unknown codec."),
     };
 
+    /// <summary>The codec that writes a document of <paramref name="length"/> bytes in <paramref name="format"/>: v2 zstd up to 128 KiB is a raw block.</summary>
+    public static Codec ForWriting(Codec codec, EnvelopeFormat format, int length) =>
+        format != EnvelopeFormat.V1 && codec.Id == CompressionCodec.Zstd && length <= ZstdBlockCodec.MaxBlockLength ? ZstdBlockCodec.Instance : codec;
+
+    /// <summary>The codec that reads an envelope's payload: v2 zstd declaring up to 128 KiB is a raw block, everything else as in v1.</summary>
+    public static Codec ForReading(in EnvelopeHeader header) =>
+        header.Format != EnvelopeFormat.V1 && header.Codec == CompressionCodec.Zstd && header.UncompressedLength <= ZstdBlockCodec.MaxBlockLength
+            ? ZstdBlockCodec.Instance : For(header.Codec);
+
     protected static void ThrowLengthMismatch(int produced, int declared) =>
         Internal.ThrowHelper.ThrowCorrupt($"Payload decodes to {produced} bytes, the envelope declares {declared}.");
 

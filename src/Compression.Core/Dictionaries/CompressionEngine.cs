@@ -62,8 +62,16 @@ public sealed class CompressionEngine : IAsyncDisposable
     /// <summary>Test and replay hook: run training on the writing thread instead of in the background.</summary>
     internal bool InlineTraining { get => Coordinator.InlineTraining; set => Coordinator.InlineTraining = value; }
 
-    /// <summary>Replay hook: the random source for sampling and hold-out splits (seeded for repeatable replays).</summary>
-    internal Random Random { get; init; } = Random.Shared;
+    /// <summary>
+    /// Replay hook: the random source for sampling and hold-out splits (seeded for repeatable replays). It is the training
+    /// coordinator's too: before, only the reservoirs got it and the hold-out split drew from <see cref="Random.Shared"/>,
+    /// so two replays with one seed could adopt different dictionaries (movies online 4.71 to 4.86 with seed 42).
+    /// </summary>
+    internal Random Random
+    {
+        get => Coordinator.Random;
+        init => Coordinator.Random = value;
+    }
 
     /// <summary>Test hook: called at the start of every training run, on the training thread.</summary>
     internal Action<string>? TrainingStarting { get => Coordinator.TrainingStarting; set => Coordinator.TrainingStarting = value; }

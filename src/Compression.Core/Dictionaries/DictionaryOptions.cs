@@ -8,8 +8,8 @@ public sealed class DictionaryOptions
     public bool Enabled { get; set; } = true;
 
     /// <summary>The largest dictionary trained, in bytes. A smaller one is trained while there are few samples (see <see cref="SampleBytesPerDictionaryByte"/>).</summary>
-    /// <value>Defaults to 32 KiB (measured: see docs/dictionary-defaults.md).</value>
-    public int DictionarySize { get; set; } = 32 * 1024;
+    /// <value>Defaults to 64 KiB (measured: see docs/dictionary-defaults.md and docs/benchmarks.md, "Issue 18"); the sample caps below keep it small while samples are few.</value>
+    public int DictionarySize { get; set; } = 64 * 1024;
 
     /// <summary>Sample bytes needed per dictionary byte: the trained size is at most the sample bytes divided by this.</summary>
     /// <value>Defaults to 4.</value>
@@ -22,9 +22,12 @@ public sealed class DictionaryOptions
     /// <value>Defaults to 256 (measured: see docs/dictionary-defaults.md).</value>
     public int MaxDictionaryBytesPerSample { get; set; } = 256;
 
-    /// <summary>The most documents the sample reservoir holds.</summary>
-    /// <value>Defaults to 2,000.</value>
-    public int MaxSampleCount { get; set; } = 2_000;
+    /// <summary>
+    /// The most documents the sample reservoir holds. <see cref="MaxSampleBytes"/> binds first for documents over 256 bytes;
+    /// this count lets tiny documents (88-byte flights: 1.4 MB) gather enough samples for a full-size dictionary.
+    /// </summary>
+    /// <value>Defaults to 16,000.</value>
+    public int MaxSampleCount { get; set; } = 16_000;
 
     /// <summary>The most bytes the sample reservoir holds; it bounds the memory and time of a training run.</summary>
     /// <value>Defaults to 4 MiB.</value>

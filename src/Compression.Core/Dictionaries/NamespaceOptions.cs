@@ -18,13 +18,17 @@ public sealed class NamespaceOptions
     /// <value>Defaults to <see langword="null"/>.</value>
     public int? Level { get; set; }
 
-    /// <summary>Whether envelopes end with an XxHash32 of the document, so that corruption is detected on read (4 bytes a document).</summary>
+    /// <summary>Whether envelopes end with a checksum of the document, so that corruption is detected on read (XxHash32: 4 bytes in v1, its low 16 bits in v2).</summary>
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool Checksum { get; set; } = true;
 
     /// <summary>Whether reading rejects envelopes without a checksum (see <see cref="DocumentCompressorOptions.RequireChecksum"/>).</summary>
     /// <value>Defaults to <see langword="false"/>.</value>
     public bool RequireChecksum { get; set; }
+
+    /// <summary>The envelope format new documents are written in (see <see cref="DocumentCompressorOptions.Format"/>); both are always read.</summary>
+    /// <value>Defaults to <see cref="EnvelopeFormat.V2"/>.</value>
+    public EnvelopeFormat Format { get; set; } = EnvelopeFormat.V2;
 
     /// <summary>Documents shorter than this many bytes are stored uncompressed (codec 0).</summary>
     /// <value>Defaults to 32.</value>
@@ -51,6 +55,7 @@ public sealed class NamespaceOptions
         Level = Level,
         Checksum = Checksum,
         RequireChecksum = RequireChecksum,
+        Format = Format,
         MinimumSize = MinimumSize,
         MaxUncompressedLength = MaxUncompressedLength,
         ClearFields = [.. ClearFields ?? []],
@@ -63,6 +68,7 @@ public sealed class NamespaceOptions
         Level = Level,
         Checksum = Checksum,
         RequireChecksum = RequireChecksum,
+        Format = Format,
         MinimumSize = MinimumSize,
         MaxUncompressedLength = MaxUncompressedLength,
     };

@@ -61,6 +61,9 @@ internal sealed class NamespaceState
     public long DocsAtLastTraining;
     public int SamplesAtLastTraining;
 
+    /// <summary>The reservoir's sequence number when the last training took its samples: samples offered after it are unseen by that training.</summary>
+    public long SampleSequenceAtLastTraining;
+
     /// <summary>A trained, adoption-worthy candidate whose publication failed; retried before the next training.</summary>
     public (DictionaryRecord Record, ZstdDictionary Dictionary)? PendingPublication;
 

@@ -16,6 +16,7 @@ internal sealed class SampleReservoir
     private readonly int _maxDocumentSize;
     private readonly Random _random;
     private long _seen;
+    private long _offered;
     private long _bytes;
 
     public SampleReservoir(int maxCount, long maxBytes, int maxDocumentSize, Random? random = null)
@@ -37,6 +38,7 @@ internal sealed class SampleReservoir
     {
         if (document.IsEmpty || document.Length > _maxDocumentSize || document.Length > _maxBytes) return;
         long n = Interlocked.Increment(ref _seen);
+        long sequence = Interlocked.Increment(ref _offered);
         long slot = n <= _maxCount ? -1 : _random.NextInt64(n);
         if (slot >= _maxCount) return; // not sampled: the common case once the reservoir is full
 
@@ -44,7 +46,7 @@ internal sealed class SampleReservoir
         // allocates nothing in the steady state. Buffers are cleared when they go back (they held documents).
         byte[] buffer = ArrayPool<byte>.Shared.Rent(document.Length);
         document.CopyTo(buffer);
-        var sample = new Sample(buffer, document.Length);
+        var sample = new Sample(buffer, document.Length, sequence);
         byte[]? displaced = buffer;
         lock (_gate)
         {
@@ -70,15 +72,24 @@ internal sealed class SampleReservoir
         if (displaced is not null) ArrayPool<byte>.Shared.Return(displaced, clearArray: true);
     }
 
+    /// <summary>How many documents were offered since the reservoir was made: the sequence number of the last one.</summary>
+    public long Offered => Interlocked.Read(ref _offered);
+
     /// <summary>Copies of the current samples (for a training run), and a fresh start of the recency window.</summary>
-    public byte[][] TakeSnapshot()
+    public byte[][] TakeSnapshot() => [.. TakeSequencedSnapshot().Select(s => s.Document)];
+
+    /// <summary>
+    /// Copies of the current samples with the sequence number each was offered under (1 for the first document offered),
+    /// and a fresh start of the recency window. The sequence tells a training run which samples an earlier training saw.
+    /// </summary>
+    public (byte[] Document, long Sequence)[] TakeSequencedSnapshot()
     {
         lock (_gate)
         {
             Interlocked.Exchange(ref _seen, _items.Count);
-            return [.. _items.Select(s => s.Buffer.AsSpan(0, s.Length).ToArray())];
+            return [.. _items.Select(s => (s.Buffer.AsSpan(0, s.Length).ToArray(), s.Sequence))];
         }
     }
 
-    private readonly record struct Sample(byte[] Buffer, int Length);
+    private readonly record struct Sample(byte[] Buffer, int Length, long Sequence);
 }

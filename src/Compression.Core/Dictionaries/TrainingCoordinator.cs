@@ -14,6 +14,9 @@ internal sealed class TrainingCoordinator
 {
     private const int MaxIdConflicts = 8;
 
+    /// <summary>The fewest held-out documents drawn from the samples the last training did not see; with fewer, a random share of all samples is held out.</summary>
+    private const int MinUnseenHoldout = 8;
+
     private readonly DictionaryCatalog _catalog;
     private readonly BackgroundWork _background;
     private readonly TimeProvider _time;
@@ -141,18 +144,34 @@ internal sealed class TrainingCoordinator
                 return await PublishAndAdoptAsync(state, pending.Record, pending.Dictionary, null, cancellationToken).ConfigureAwait(false);
         }
 
-        byte[][] samples = state.Reservoir.TakeSnapshot();
+        (byte[] Document, long Sequence)[] sequenced = state.Reservoir.TakeSequencedSnapshot();
+        long seenBefore = state.SampleSequenceAtLastTraining;
+        state.SampleSequenceAtLastTraining = state.Reservoir.Offered;
         state.DocsAtLastTraining = Math.Max(1, state.DocsSeen);
-        state.SamplesAtLastTraining = samples.Length;
-        if (samples.Length < d.MinSampleCount) return TrainingOutcome.TooFewSamples;
+        state.SamplesAtLastTraining = sequenced.Length;
+        if (sequenced.Length < d.MinSampleCount) return TrainingOutcome.TooFewSamples;
 
-        Random.Shuffle(samples);
-        int holdoutCount = Math.Max(1, (int)(samples.Length * d.HoldoutFraction));
+        // The held-out documents are HoldoutFraction of the samples the last training did not see, when that gives
+        // enough of them: the reservoir keeps samples across trainings, and measuring the current dictionary on
+        // documents it was trained on flattered it, so better candidates were refused. Only a share of the unseen
+        // samples is held out, so the candidate still trains on the rest of them (after a change of shape, the unseen
+        // samples are the new shape). With too few unseen samples, a random share of all of them, as before.
+        Random.Shuffle(sequenced);
+        int holdoutCount = Math.Max(1, (int)(sequenced.Length * d.HoldoutFraction));
+        int unseenHoldout = (int)(sequenced.Count(s => s.Sequence > seenBefore) * d.HoldoutFraction);
+        if (seenBefore > 0 && unseenHoldout >= Math.Max(MinUnseenHoldout, holdoutCount / 4))
+        {
+            holdoutCount = unseenHoldout;
+            sequenced = [.. sequenced.OrderByDescending(s => s.Sequence > seenBefore)]; // stable: unseen first, shuffled within
+        }
+        byte[][] samples = [.. sequenced.Select(s => s.Document)];
         byte[][] holdout = samples[..holdoutCount];
         byte[][] training = samples[holdoutCount..];
         long trainingBytes = training.Sum(s => (long)s.Length);
         int size = d.GetTrainingSize(training.Length, trainingBytes);
-        if (size < ZstdDictionary.MinimumSize || trainingBytes < d.MinSampleBytes) return TrainingOutcome.TooFewSamples;
+        // MinSampleBytes is what the trigger counts (every sample, held-out ones included): checking the training share
+        // against it instead refused the first training of tiny documents (flights: 47 samples, 3.3 KB after the hold-out).
+        if (size < ZstdDictionary.MinimumSize || trainingBytes + holdout.Sum(s => (long)s.Length) < d.MinSampleBytes) return TrainingOutcome.TooFewSamples;
 
         Log.TrainingStarted(_logger, state.Name, training.Length, trainingBytes, size);
         ZstdDictionary? candidate = ZstdDictionaryTrainer.TryTrain(training, size, NewDictionaryId());
@@ -260,12 +279,14 @@ internal sealed class TrainingCoordinator
     }
 
     /// <summary>
-    /// A random dictionary id. Ids are written in every envelope, so they are kept short: 14 bits (a 2-byte varint)
-    /// at first, 7 more bits after each conflict the store reports.
+    /// A random dictionary id. Ids are written in every envelope, so they are kept short: 7 bits (a 1-byte varint) for
+    /// the first two draws, then 14 bits (2 bytes), then 7 more bits after each further conflict the store reports. A
+    /// store holds few dictionaries (a few versions per namespace), so most get a 1-byte id; a crowded store costs a
+    /// publication one or two conflicts and its documents one more byte, never a wrong id (publication is insert-only).
     /// </summary>
     internal static uint NewDictionaryId(int conflicts = 0)
     {
-        int bits = Math.Min(14 + 7 * conflicts, 30);
+        int bits = conflicts < 2 ? 7 : Math.Min(14 + 7 * (conflicts - 2), 30);
         return (uint)RandomNumberGenerator.GetInt32(1, 1 << bits);
     }
 

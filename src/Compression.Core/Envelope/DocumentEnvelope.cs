@@ -4,15 +4,15 @@ using Compression.Internal;
 namespace Compression;
 
 /// <summary>
-/// The envelope, format v1: the self-describing binary form of every compressed value.
+/// The envelope, formats v1 and v2: the self-describing binary form of every compressed value.
 /// <code>
 /// offset  size    field
 /// 0       1       magic 0xC5
-/// 1       1       bits 0-3 codec id, bits 4-5 format version (0 = v1), bit 6 checksum present, bit 7 dictionary id present
+/// 1       1       bits 0-3 codec id, bits 4-5 format version (0 = v1, 1 = v2), bit 6 checksum present, bit 7 dictionary id present
 /// 2       varint  uncompressed length (unsigned LEB128)
 /// .       varint  dictionary id (unsigned LEB128), only when bit 7 is set
-/// .       n       codec payload
-/// end-4   4       XxHash32 of the uncompressed bytes, little-endian, only when bit 6 is set
+/// .       n       codec payload (v2 zstd of at most 128 KiB: one raw zstd block, no frame or block header)
+/// end-c   c       checksum, only when bit 6 is set: v1 the XxHash32 of the uncompressed bytes (c = 4), v2 its low 16 bits (c = 2), little-endian
 /// </code>
 /// </summary>
 public static class DocumentEnvelope
@@ -20,10 +20,17 @@ public static class DocumentEnvelope
     /// <summary>The first byte of every envelope. It is never the first byte of UTF-8 JSON text.</summary>
     public const byte Magic = 0xC5;
 
-    /// <summary>The only format version this library reads and writes (v1, encoded as 0).</summary>
+    /// <summary>The format version of v1 envelopes (encoded as 0). This library reads it forever.</summary>
     public const int CurrentFormatVersion = 0;
 
+    /// <summary>The newest format version this library reads and writes: v2, encoded as 1 (<see cref="EnvelopeFormat.V2"/>).</summary>
+    public const int LatestFormatVersion = (int)EnvelopeFormat.V2;
+
+    /// <summary>The v1 checksum: XxHash32, 4 bytes.</summary>
     internal const int ChecksumLength = 4;
+
+    /// <summary>The v2 checksum: the low 16 bits of the XxHash32, 2 bytes.</summary>
+    internal const int ShortChecksumLength = 2;
     internal const byte CodecMask = 0x0F;
     internal const byte VersionMask = 0x30;
     internal const int VersionShift = 4;
@@ -65,8 +72,8 @@ public static class DocumentEnvelope
         bool hasChecksum = (flags & ChecksumFlag) != 0;
         bool hasDictionary = (flags & DictionaryFlag) != 0;
 
-        if (version != CurrentFormatVersion)
-            ThrowHelper.ThrowCorrupt($"Unknown envelope format version {version}; this reader knows only version {CurrentFormatVersion} (v1).");
+        if (version > LatestFormatVersion)
+            ThrowHelper.ThrowCorrupt($"Unknown envelope format version {version} (v{version + 1}); this reader knows versions 0 (v1) and 1 (v2).");
         if (codecId > MaxCodecId)
             ThrowHelper.ThrowCorrupt($"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip).");
 
@@ -88,7 +95,8 @@ public static class DocumentEnvelope
             dictionaryId = id;
         }
 
-        int payloadLength = data.Length - offset - (hasChecksum ? ChecksumLength : 0);
+        int checksumLength = hasChecksum ? GetChecksumLength((EnvelopeFormat)version) : 0;
+        int payloadLength = data.Length - offset - checksumLength;
         if (payloadLength < 0)
             ThrowHelper.ThrowCorrupt("Envelope truncated: no room for the checksum.");
         if (codecId == (int)CompressionCodec.Stored && payloadLength != length)
@@ -106,6 +114,7 @@ public static class DocumentEnvelope
             UncompressedLength = (int)length,
             DictionaryId = dictionaryId,
             HasChecksum = hasChecksum,
+            ChecksumLength = checksumLength,
             HeaderLength = offset,
             PayloadLength = payloadLength,
         };
@@ -116,18 +125,32 @@ public static class DocumentEnvelope
     internal static int GetHeaderLength(int uncompressedLength, uint? dictionaryId) =>
         2 + Varint.GetLength((uint)uncompressedLength) + (dictionaryId is uint id ? Varint.GetLength(id) : 0);
 
-    internal static int WriteHeader(Span<byte> destination, CompressionCodec codec, int uncompressedLength, uint? dictionaryId, bool checksum)
+    /// <summary>The checksum length of a format: 4 bytes in v1, 2 in v2.</summary>
+    internal static int GetChecksumLength(EnvelopeFormat format) => format == EnvelopeFormat.V1 ? ChecksumLength : ShortChecksumLength;
+
+    internal static int WriteHeader(Span<byte> destination, CompressionCodec codec, int uncompressedLength, uint? dictionaryId, bool checksum, EnvelopeFormat format = EnvelopeFormat.V1)
     {
         destination[0] = Magic;
-        destination[1] = (byte)((byte)codec | (checksum ? ChecksumFlag : 0) | (dictionaryId.HasValue ? DictionaryFlag : 0));
+        destination[1] = (byte)((byte)codec | ((int)format << VersionShift) | (checksum ? ChecksumFlag : 0) | (dictionaryId.HasValue ? DictionaryFlag : 0));
         int offset = 2 + Varint.Write(destination[2..], (uint)uncompressedLength);
         if (dictionaryId is uint id) offset += Varint.Write(destination[offset..], id);
         return offset;
     }
 
-    internal static void WriteChecksum(Span<byte> destination, ReadOnlySpan<byte> uncompressed) =>
-        BinaryPrimitives.WriteUInt32LittleEndian(destination, System.IO.Hashing.XxHash32.HashToUInt32(uncompressed));
+    /// <summary>Writes the checksum of <paramref name="uncompressed"/> in the format's length (v1 4 bytes, v2 the low 2).</summary>
+    internal static void WriteChecksum(Span<byte> destination, ReadOnlySpan<byte> uncompressed, EnvelopeFormat format = EnvelopeFormat.V1)
+    {
+        uint hash = System.IO.Hashing.XxHash32.HashToUInt32(uncompressed);
+        if (format == EnvelopeFormat.V1) BinaryPrimitives.WriteUInt32LittleEndian(destination, hash);
+        else BinaryPrimitives.WriteUInt16LittleEndian(destination, (ushort)hash);
+    }
 
-    internal static bool ChecksumMatches(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> uncompressed) =>
-        BinaryPrimitives.ReadUInt32LittleEndian(stored) == System.IO.Hashing.XxHash32.HashToUInt32(uncompressed);
+    /// <summary>Whether <paramref name="stored"/> (the envelope's last <see cref="EnvelopeHeader.ChecksumLength"/> bytes) matches.</summary>
+    internal static bool ChecksumMatches(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> uncompressed)
+    {
+        uint hash = System.IO.Hashing.XxHash32.HashToUInt32(uncompressed);
+        return stored.Length == ChecksumLength
+            ? BinaryPrimitives.ReadUInt32LittleEndian(stored) == hash
+            : BinaryPrimitives.ReadUInt16LittleEndian(stored) == (ushort)hash;
+    }
 }

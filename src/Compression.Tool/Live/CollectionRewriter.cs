@@ -199,7 +199,7 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
         {
             StoredKind kind = StoredDocumentCodec.Classify(document.Bytes);
             if (kind == StoredKind.Foreign)
-                return Decision.Fail($"its '_z' element is not BinData(0x80, envelope): it is not this library's, and no client can read it compressed");
+                return Decision.Fail($"its '_z' element is not BinData(0x80 or 0x81, envelope): it is not this library's, and no client can read it compressed");
             switch (options.Mode)
             {
                 case RewriteMode.Compress:

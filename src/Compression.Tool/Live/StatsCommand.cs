@@ -61,7 +61,7 @@ internal static class StatsCommand
                                 raw += document.Bytes.Length;
                                 continue;
                             case StoredKind.Foreign:
-                                throw new InvalidDataException("its '_z' element is not BinData(0x80, envelope)");
+                                throw new InvalidDataException("its '_z' element is not BinData(0x80 or 0x81, envelope)");
                         }
                         await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
                         raw += codec.Decode(document.Bytes).Length;

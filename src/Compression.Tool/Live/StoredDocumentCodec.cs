@@ -8,8 +8,10 @@ namespace Compression.Tool.Live;
 
 /// <summary>
 /// A whole document as raw BSON, to and from the form <see cref="CompressedDocumentSerializer{T}"/> stores:
-/// <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x80, envelope) }</c>, with the envelope made and read by the namespace's
-/// engine. The tool has no CLR type for the documents, so it works on their bytes, with the adapter's own walker.
+/// <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c> (envelope format v2: the compressed elements without
+/// their document's length and terminator) or <c>BinData(0x80, envelope)</c> (format v1: a whole BSON document), with the
+/// envelope made and read by the namespace's engine. Both are read; the namespace's <see cref="CompressionNamespace.Format"/>
+/// says which is written, as in the serializer. The tool has no CLR type for the documents, so it works on their bytes, with the adapter's own walker.
 /// </summary>
 /// <remarks>
 /// The serializer reads a stored document as its clear elements, then the decompressed ones, a clear element winning over a
@@ -22,7 +24,8 @@ namespace Compression.Tool.Live;
 internal sealed class StoredDocumentCodec
 {
     private const byte BinaryType = 0x05;
-    private const byte UserDefinedSubtype = 0x80;
+    private const byte DocumentSubtype = 0x80;
+    private const byte ElementsSubtype = 0x81;
     private static ReadOnlySpan<byte> CompressedName => "_z"u8;
 
     private readonly byte[][] _clearNames;
@@ -43,32 +46,40 @@ internal sealed class StoredDocumentCodec
         {
             if (!element.Name(stored).SequenceEqual(CompressedName)) continue;
             ReadOnlySpan<byte> value = element.Value(stored);
-            return element.Type == BinaryType && value[4] == UserDefinedSubtype ? StoredKind.Compressed : StoredKind.Foreign;
+            return element.Type == BinaryType && value[4] is DocumentSubtype or ElementsSubtype ? StoredKind.Compressed : StoredKind.Foreign;
         }
         return StoredKind.Plain;
     }
 
     /// <summary>The envelope of a compressed document (a slice of <paramref name="stored"/>), or empty when it has none.</summary>
-    public static ReadOnlySpan<byte> Envelope(ReadOnlySpan<byte> stored)
+    public static ReadOnlySpan<byte> Envelope(ReadOnlySpan<byte> stored) => Envelope(stored, out _);
+
+    /// <summary>The envelope, and whether it holds the elements alone (subtype 0x81) rather than a whole document (0x80).</summary>
+    private static ReadOnlySpan<byte> Envelope(ReadOnlySpan<byte> stored, out bool elementsOnly)
     {
+        elementsOnly = false;
         var elements = new RawBsonWalker(stored);
         while (elements.TryNext(out RawBsonElement element))
         {
             if (element.Name(stored).SequenceEqual(CompressedName) && element.Type == BinaryType)
             {
                 ReadOnlySpan<byte> value = element.Value(stored);
-                if (value[4] == UserDefinedSubtype) return value[5..];
+                elementsOnly = value[4] == ElementsSubtype;
+                if (value[4] is DocumentSubtype or ElementsSubtype) return value[5..];
             }
         }
         return [];
     }
+
+    /// <summary>Whether new documents are written as subtype 0x81, the elements alone (envelope format v2), as the serializer does.</summary>
+    private bool ElementsOnly => Namespace.Format != EnvelopeFormat.V1;
 
     /// <summary>The part of a plain document that is compressed (what the engine samples and trains on).</summary>
     public byte[] CompressedPart(ReadOnlySpan<byte> plain)
     {
         var rest = new ArrayBufferWriter<byte>(plain.Length);
         Split(plain, clear: null, rest);
-        return rest.WrittenSpan.ToArray();
+        return ElementsOnly ? rest.WrittenSpan[4..^1].ToArray() : rest.WrittenSpan.ToArray();
     }
 
     /// <summary>Compresses a plain document into its stored form.</summary>
@@ -78,7 +89,8 @@ internal sealed class StoredDocumentCodec
         var clear = new ArrayBufferWriter<byte>(64);
         var rest = new ArrayBufferWriter<byte>(plain.Length);
         Split(plain, clear, rest);
-        byte[] envelope = Namespace.Compress(rest.WrittenSpan);
+        bool elementsOnly = ElementsOnly;
+        byte[] envelope = Namespace.Compress(elementsOnly ? rest.WrittenSpan[4..^1] : rest.WrittenSpan);
 
         int length = 4 + clear.WrittenCount + 1 + CompressedName.Length + 1 + 4 + 1 + envelope.Length + 1;
         byte[] stored = new byte[length];
@@ -92,7 +104,7 @@ internal sealed class StoredDocumentCodec
         stored[at++] = 0;
         BinaryPrimitives.WriteInt32LittleEndian(stored.AsSpan(at), envelope.Length);
         at += 4;
-        stored[at++] = UserDefinedSubtype;
+        stored[at++] = elementsOnly ? ElementsSubtype : DocumentSubtype;
         envelope.CopyTo(stored.AsSpan(at));
         at += envelope.Length;
         stored[at] = 0;
@@ -104,10 +116,17 @@ internal sealed class StoredDocumentCodec
     /// <exception cref="DictionaryNotFoundException">The dictionary it names cannot be found.</exception>
     public byte[] Decode(ReadOnlySpan<byte> stored)
     {
-        ReadOnlySpan<byte> envelope = Envelope(stored);
+        ReadOnlySpan<byte> envelope = Envelope(stored, out bool elementsOnly);
         if (envelope.IsEmpty && Classify(stored) != StoredKind.Compressed)
-            throw new InvalidDataException("The document has no '_z' element holding BinData(0x80, envelope).");
+            throw new InvalidDataException("The document has no '_z' element holding BinData(0x80 or 0x81, envelope).");
         byte[] rest = Namespace.Decompress(envelope);
+        if (elementsOnly)
+        {
+            byte[] document = new byte[rest.Length + 5];
+            BinaryPrimitives.WriteInt32LittleEndian(document, document.Length);
+            rest.CopyTo(document, 4);
+            rest = document;
+        }
         try
         {
             return Merge(stored, rest);
@@ -217,7 +236,7 @@ internal enum StoredKind
     /// <summary>No <c>_z</c>: a plain document (written before compression, or while it was off).</summary>
     Plain,
 
-    /// <summary><c>_z</c> is <c>BinData(0x80, envelope)</c>.</summary>
+    /// <summary><c>_z</c> is <c>BinData(0x81, envelope)</c> or <c>BinData(0x80, envelope)</c>.</summary>
     Compressed,
 
     /// <summary><c>_z</c> is something else: not this library's, and the serializer cannot read it.</summary>

@@ -112,10 +112,11 @@ public sealed class UntrustedStoreTests : IDisposable
             await ns.RefreshAsync();
             envelope = ns.Compress(TestDocuments.Movie(new Random(2)));
         }
-        Edit(path, "Id", 1);
+        uint lie = record.Id == 1 ? 2u : 1u; // ids are random from 1 to 127: the lie must differ from the truth
+        Edit(path, "Id", lie);
         await using var reader = TestEngine.Create(new FileDictionaryStore(_directory));
         var ex = Assert.Throws<InvalidDataException>(() => reader.GetNamespace(Ns).Decompress(envelope));
-        Assert.Contains($"asked for id {record.Id}, the record says 1", ex.Message);
+        Assert.Contains($"asked for id {record.Id}, the record says {lie}", ex.Message);
         Assert.Equal(0, reader.CachedDictionaryCount);
     }
 

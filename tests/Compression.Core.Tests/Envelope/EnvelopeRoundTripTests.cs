@@ -8,19 +8,26 @@ public sealed class EnvelopeRoundTripTests
 {
     private static readonly int[] Sizes = [0, 1, 2, 31, 32, 33, 100, 127, 128, 1000, 1024, 4095, 16_384, 65_536, 200_000, 1024 * 1024];
 
-    public static TheoryData<CompressionCodec, bool> CodecsAndChecksum()
+    public static TheoryData<CompressionCodec, bool, EnvelopeFormat> CodecsAndChecksum()
     {
-        var data = new TheoryData<CompressionCodec, bool>();
-        foreach (var codec in Corpus.AllCodecs)
+        var data = new TheoryData<CompressionCodec, bool, EnvelopeFormat>();
+        foreach (var format in Enum.GetValues<EnvelopeFormat>())
         {
-            data.Add(codec, true);
-            data.Add(codec, false);
+            foreach (var codec in Corpus.AllCodecs)
+            {
+                data.Add(codec, true, format);
+                data.Add(codec, false, format);
+            }
         }
         return data;
     }
 
+    /// <summary>The checksum length of a format: v1 4 bytes (XxHash32), v2 2 bytes (its low 16 bits).</summary>
+    private static int ChecksumLength(bool checksum, EnvelopeFormat format) => !checksum ? 0 : format == EnvelopeFormat.V1 ? 4 : 2;
+
     /// <summary>The length of the stored envelope of a document: what no envelope may exceed.</summary>
-    private static int StoredLength(int size, bool checksum) => 2 + Varint.GetLength((uint)size) + size + (checksum ? 4 : 0);
+    private static int StoredLength(int size, bool checksum, EnvelopeFormat format = EnvelopeFormat.V2) =>
+        2 + Varint.GetLength((uint)size) + size + ChecksumLength(checksum, format);
 
     /// <summary>Compresses with all three APIs (which must agree), decodes with all three, and returns the envelope.</summary>
     private static byte[] RoundTripEveryApi(DocumentCompressor compressor, byte[] document, ZstdDictionary? dictionary, string because)
@@ -68,39 +75,41 @@ public sealed class EnvelopeRoundTripTests
 
     [Theory]
     [MemberData(nameof(CodecsAndChecksum))]
-    public void Compress_GeneratedDocuments0BTo1MiB_RoundTripByteExactThroughEveryApi(CompressionCodec codec, bool checksum)
+    public void Compress_GeneratedDocuments0BTo1MiB_RoundTripByteExactThroughEveryApi(CompressionCodec codec, bool checksum, EnvelopeFormat format)
     {
-        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Checksum = checksum });
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Checksum = checksum, Format = format });
         foreach (int size in Sizes)
         {
             var documents = new (string Kind, byte[] Bytes)[] { ("json", Corpus.Json(size, size)), ("random", Corpus.Random(size, size)), ("zeros", Corpus.Zeros(size)) };
             foreach (var (kind, document) in documents)
             {
-                string because = $"{codec} checksum={checksum} {kind} {size} B";
+                string because = $"{codec} checksum={checksum} {format} {kind} {size} B";
                 byte[] envelope = RoundTripEveryApi(compressor, document, dictionary: null, because);
 
                 Assert.True(envelope.Length <= DocumentCompressor.GetMaxEnvelopeLength(size), because);
-                Assert.True(envelope.Length <= StoredLength(size, checksum), because);
+                Assert.True(envelope.Length <= StoredLength(size, checksum, format), because);
                 Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header), because);
-                Assert.Equal(0, header.FormatVersion);
+                Assert.Equal((int)format, header.FormatVersion);
+                Assert.Equal(format, header.Format);
                 Assert.Equal(size, header.UncompressedLength);
                 Assert.Equal(checksum, header.HasChecksum);
+                Assert.Equal(ChecksumLength(checksum, format), header.ChecksumLength);
                 Assert.Null(header.DictionaryId);
-                Assert.Equal(envelope.Length, header.HeaderLength + header.PayloadLength + (checksum ? 4 : 0));
+                Assert.Equal(envelope.Length, header.HeaderLength + header.PayloadLength + ChecksumLength(checksum, format));
                 Assert.Equal(2 + Varint.GetLength((uint)size), header.HeaderLength);
 
                 if (size < 32 || kind == "random" || codec == CompressionCodec.Stored)
                 {
                     // Under MinimumSize, incompressible, or asked for: stored, exactly the document plus the header.
                     Assert.Equal(CompressionCodec.Stored, header.Codec);
-                    Assert.Equal(StoredLength(size, checksum), envelope.Length);
+                    Assert.Equal(StoredLength(size, checksum, format), envelope.Length);
                     Assert.True(envelope.AsSpan(header.HeaderLength, size).SequenceEqual(document), because);
                 }
                 else
                 {
                     // Zeros from 32 bytes on and JSON from 1000 bytes on compress with every codec.
                     if (kind == "zeros" || size >= 1000) Assert.True(header.Codec == codec, $"{because}: stored instead of {codec}");
-                    if (header.Codec != CompressionCodec.Stored) Assert.True(envelope.Length < StoredLength(size, checksum), because);
+                    if (header.Codec != CompressionCodec.Stored) Assert.True(envelope.Length < StoredLength(size, checksum, format), because);
                 }
             }
         }
@@ -196,16 +205,16 @@ public sealed class EnvelopeRoundTripTests
 
     [Theory]
     [MemberData(nameof(CodecsAndChecksum))]
-    public void Compress_IncompressibleOrUnderMinimumSize_IsStored(CompressionCodec codec, bool checksum)
+    public void Compress_IncompressibleOrUnderMinimumSize_IsStored(CompressionCodec codec, bool checksum, EnvelopeFormat format)
     {
-        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Checksum = checksum, MinimumSize = 64 });
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Checksum = checksum, MinimumSize = 64, Format = format });
         foreach (byte[] document in new[] { Corpus.Random(5000, 1), Corpus.Random(40, 1), Corpus.Json(63, 2), Corpus.Zeros(63), [] })
         {
             byte[] envelope = compressor.Compress(document, Corpus.Dictionary);
             Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header));
             Assert.Equal(CompressionCodec.Stored, header.Codec);
             Assert.Null(header.DictionaryId);
-            Assert.Equal(StoredLength(document.Length, checksum), envelope.Length);
+            Assert.Equal(StoredLength(document.Length, checksum, format), envelope.Length);
             Assert.Equal(document, compressor.Decompress(envelope));
         }
     }

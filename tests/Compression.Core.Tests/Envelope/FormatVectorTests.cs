@@ -13,9 +13,12 @@ namespace Compression.Core.Tests.Envelope;
 public sealed class FormatVectorTests
 {
     private sealed record Vector(
-        string Name, string Description, string Codec, int Level, bool Checksum, string? Dictionary, uint? DictionaryId,
+        string Name, string Description, string? Format, string Codec, int Level, bool Checksum, string? Dictionary, uint? DictionaryId,
         string? DictionarySha256, string Envelope, string? Text, string? Hex)
     {
+        /// <summary>The vector's format: "v2", or v1 when the vector names none (the vectors written before format v2).</summary>
+        public EnvelopeFormat FormatId => Format is null ? EnvelopeFormat.V1 : Enum.Parse<EnvelopeFormat>(Format, ignoreCase: true);
+
         public byte[] EnvelopeBytes => Convert.FromHexString(Envelope);
 
         public byte[] Expected => Text is not null ? Encoding.UTF8.GetBytes(Text) : Convert.FromHexString(Hex!);
@@ -47,6 +50,14 @@ public sealed class FormatVectorTests
         Assert.Contains(vectors, v => v.CodecId == CompressionCodec.Stored);
         Assert.Contains(vectors, v => v.Hex is not null);
         Assert.All(vectors, v => Assert.True(v.Text is null != v.Hex is null, $"{v.Name}: exactly one of text and hex"));
+
+        // Format v2: a zstd block with and without a dictionary and checksum, stored and another codec with the short checksum.
+        var v2 = vectors.Where(v => v.FormatId == EnvelopeFormat.V2).ToList();
+        Assert.Contains(v2, v => v.CodecId == CompressionCodec.Zstd && v.Dictionary is not null && v.Checksum);
+        Assert.Contains(v2, v => v.CodecId == CompressionCodec.Zstd && v.Dictionary is null && !v.Checksum);
+        Assert.Contains(v2, v => v.CodecId == CompressionCodec.Stored && v.Checksum);
+        Assert.Contains(v2, v => v.CodecId is not CompressionCodec.Zstd and not CompressionCodec.Stored && v.Checksum);
+        Assert.True(vectors.Count(v => v.FormatId == EnvelopeFormat.V1) >= 12, "every v1 vector stays");
     }
 
     [Theory]
@@ -57,7 +68,7 @@ public sealed class FormatVectorTests
         byte[] envelope = v.EnvelopeBytes;
         Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header));
         Assert.Equal(v.CodecId, header.Codec);
-        Assert.Equal(0, header.FormatVersion);
+        Assert.Equal((int)v.FormatId, header.FormatVersion);
         Assert.Equal(v.Checksum, header.HasChecksum);
         Assert.Equal(v.Expected.Length, header.UncompressedLength);
         Assert.Equal(v.DictionaryId, header.DictionaryId);
@@ -79,17 +90,37 @@ public sealed class FormatVectorTests
         Assert.Equal(0xC5, e[0]);
         int codec = e[1] & 0x0F, version = (e[1] >> 4) & 0x03;
         bool hasChecksum = (e[1] & 0x40) != 0, hasDictionary = (e[1] & 0x80) != 0;
-        Assert.Equal(0, version);
+        Assert.Equal(v.FormatId == EnvelopeFormat.V1 ? 0 : 1, version);
+        int checksumLength = !hasChecksum ? 0 : version == 0 ? 4 : 2; // v1: XxHash32; v2: its low 16 bits
         int offset = 2;
         uint length = ReadLeb128(e, ref offset);
         uint? dictionaryId = hasDictionary ? ReadLeb128(e, ref offset) : null;
-        byte[] payload = e[offset..(hasChecksum ? e.Length - 4 : e.Length)];
+        byte[] payload = e[offset..(e.Length - checksumLength)];
         var output = new byte[length];
+
+        if (version == 1 && codec == 1 && length <= 128 * 1024)
+        {
+            // v2 zstd up to 128 KiB: the payload is one compressed block's content. Put a frame in front (magic, a header
+            // descriptor with Single_Segment set and a 1-, 2- or 4-byte content size, and a last-block header of type
+            // Compressed and the payload's size) and decode it as an ordinary zstd frame: no block-level API needed.
+            payload = WrapBlockInFrame(payload, length);
+        }
 
         switch ((CompressionCodec)codec)
         {
             case CompressionCodec.Stored:
                 output = payload;
+                break;
+            case CompressionCodec.Zstd when version == 1 && length <= 128 * 1024:
+                using (var zstd = new ZstdSharp.Decompressor())
+                {
+                    if (dictionaryId is not null)
+                    {
+                        Assert.Equal(v.DictionaryId, dictionaryId);
+                        zstd.LoadDictionary(File.ReadAllBytes(Path.Combine(VectorDirectory, v.Dictionary!)));
+                    }
+                    Assert.Equal((int)length, zstd.Unwrap(payload, output, 0));
+                }
                 break;
             case CompressionCodec.Zstd:
                 // Magicless frame; its header descriptor has no content size, no single-segment flag, no checksum, no dictionary id.
@@ -134,7 +165,51 @@ public sealed class FormatVectorTests
         }
 
         Assert.Equal(v.Expected, output);
-        if (hasChecksum) Assert.Equal(XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt32LittleEndian(e.AsSpan(e.Length - 4)));
+        if (hasChecksum && version == 0) Assert.Equal(XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt32LittleEndian(e.AsSpan(e.Length - 4)));
+        if (hasChecksum && version == 1) Assert.Equal((ushort)XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
+    }
+
+    [Theory]
+    [InlineData(40)]
+    [InlineData(255)]
+    [InlineData(256)]
+    [InlineData(65_791)]
+    [InlineData(65_792)]
+    [InlineData(131_072)]
+    public void V2ZstdBlock_WrappedInAFrameAsFormatMdSays_DecodesWithAnOrdinaryZstdDecoder(int size)
+    {
+        // Every content-size form of the recipe (1 byte, 2 bytes less 256, 4 bytes), with and without a dictionary.
+        byte[] document = Corpus.Json(size, size);
+        var writer = new DocumentCompressor(new DocumentCompressorOptions { MinimumSize = 0, Format = EnvelopeFormat.V2 });
+        int decoded = 0;
+        foreach (ZstdDictionary? dictionary in new[] { null, Corpus.Dictionary })
+        {
+            byte[] envelope = writer.Compress(document, dictionary);
+            Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header));
+            if (header.Codec == CompressionCodec.Stored && dictionary is null && size < 256) continue; // too small to pay without a dictionary
+            Assert.Equal(CompressionCodec.Zstd, header.Codec);
+            decoded++;
+            byte[] frame = WrapBlockInFrame(envelope.AsSpan(header.HeaderLength, header.PayloadLength).ToArray(), (uint)size);
+            using var zstd = new ZstdSharp.Decompressor();
+            if (dictionary is not null) zstd.LoadDictionary(dictionary.Content.Span);
+            var output = new byte[size];
+            Assert.Equal(size, zstd.Unwrap(frame, output, 0));
+            Assert.Equal(document, output);
+        }
+        Assert.True(decoded >= 1);
+    }
+
+    /// <summary>docs/format.md, "Format v2": a zstd frame around a raw compressed block of <paramref name="length"/> decoded bytes.</summary>
+    private static byte[] WrapBlockInFrame(byte[] block, uint length)
+    {
+        var frame = new List<byte> { 0x28, 0xB5, 0x2F, 0xFD };
+        if (length < 256) frame.AddRange([0x20, (byte)length]); // FCS flag 0 with Single_Segment: 1 byte
+        else if (length < 65536 + 256) frame.AddRange([0x60, (byte)(length - 256), (byte)((length - 256) >> 8)]); // flag 1: 2 bytes, minus 256
+        else frame.AddRange([0xA0, (byte)length, (byte)(length >> 8), (byte)(length >> 16), (byte)(length >> 24)]); // flag 2: 4 bytes
+        uint blockHeader = 1u | (2u << 1) | ((uint)block.Length << 3); // Last_Block, Block_Type 2 (Compressed), Block_Size
+        frame.AddRange([(byte)blockHeader, (byte)(blockHeader >> 8), (byte)(blockHeader >> 16)]);
+        frame.AddRange(block);
+        return [.. frame];
     }
 
     [Theory]
@@ -142,7 +217,7 @@ public sealed class FormatVectorTests
     public void Vector_DeterministicCodec_ReencodesToTheSameBytes(string name)
     {
         Vector v = Get(name);
-        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = v.CodecId, Level = v.Level, Checksum = v.Checksum, MinimumSize = 0 });
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = v.CodecId, Level = v.Level, Checksum = v.Checksum, MinimumSize = 0, Format = v.FormatId });
         byte[] reencoded = compressor.Compress(v.Expected, DictionaryFor(v));
         if (v.CodecId is CompressionCodec.Deflate or CompressionCodec.Gzip)
         {

@@ -39,7 +39,7 @@ public sealed class VerifyStatsTests(LiveFixture fixture) : IClassFixture<LiveFi
         BsonDocument corrupted = two[0];
         byte[] envelope = corrupted["_z"].AsBsonBinaryData.Bytes;
         envelope[envelope.Length / 2] ^= 0x5A;
-        corrupted["_z"] = new BsonBinaryData(envelope, BsonBinarySubType.UserDefined);
+        corrupted["_z"] = new BsonBinaryData(envelope, corrupted["_z"].AsBsonBinaryData.SubType);
         await movies.ReplaceOneAsync(new BsonDocument("_id", corrupted["_id"]), corrupted);
         // ...and one compressed with a dictionary of another database, which this database's store does not have.
         BsonDocument foreign = await other.Database.GetCollection<BsonDocument>("movies").Find(FilterDefinition<BsonDocument>.Empty).Limit(1).SingleAsync();

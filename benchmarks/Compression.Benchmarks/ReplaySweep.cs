@@ -1,0 +1,85 @@
+using System.Globalization;
+using Compression.Dictionaries;
+using ZstdSharp;
+
+namespace Compression.Benchmarks;
+
+/// <summary>
+/// <c>replay [--seeds 42,1] [--set Key=Value;...]... FILE.jsonl...</c>: the online replay of <c>docz analyze --online</c>
+/// (<see cref="OnlineReplay"/>: the documents in file order through the engine, bootstrap included) for one or more
+/// settings, averaged over seeds, reported as the online ratio and the online ratio over the limit (the whole corpus as
+/// one zstd-19 frame, as analyze computes it), with the geometric mean over the corpora. Each <c>--set</c> is one row;
+/// its keys are <see cref="NamespaceOptions"/> and <see cref="DictionaryOptions"/> properties (Format=V1,
+/// DictionarySize=32768, MaxSampleCount=2000, ...); without any, the library defaults. Not a BenchmarkDotNet suite: the
+/// figures are sizes, repeatable for a given seed, and no time is measured.
+/// </summary>
+internal static class ReplaySweep
+{
+    public static async Task<int> RunAsync(string[] args)
+    {
+        var seeds = new List<int> { 42 };
+        var settings = new List<string>();
+        var files = new List<string>();
+        for (int i = 1; i < args.Length; i++)
+        {
+            if (args[i] == "--seeds" && i + 1 < args.Length) seeds = [.. args[++i].Split(',').Select(s => int.Parse(s, CultureInfo.InvariantCulture))];
+            else if (args[i] == "--set" && i + 1 < args.Length) settings.Add(args[++i]);
+            else files.Add(args[i]);
+        }
+        if (files.Count == 0)
+        {
+            Console.Error.WriteLine("usage: replay [--seeds 42,1,2] [--set Key=Value;Key=Value]... FILE.jsonl...");
+            return 2;
+        }
+        if (settings.Count == 0) settings.Add("");
+
+        var corpora = files.Select(f => (Name: Path.GetFileNameWithoutExtension(f), Documents: Read(f))).ToList();
+        var limits = corpora.Select(c => Limit(c.Documents)).ToList();
+        Console.WriteLine($"seeds {string.Join(",", seeds)}; cell: online ratio (online / limit); limit = the whole corpus as one zstd-19 frame");
+        Console.WriteLine();
+        Console.WriteLine("| setting | " + string.Join(" | ", corpora.Select((c, i) => $"{c.Name} (limit {limits[i]:F2})")) + " | geometric mean of online / limit |");
+        Console.WriteLine("|---|" + string.Concat(corpora.Select(_ => "---:|")) + "---:|");
+        foreach (string setting in settings)
+        {
+            NamespaceOptions options = Parse(setting);
+            var cells = new List<string>();
+            double logSum = 0;
+            for (int i = 0; i < corpora.Count; i++)
+            {
+                double ratio = 0;
+                foreach (int seed in seeds) ratio += (await OnlineReplay.RunAsync(corpora[i].Documents, options, seed)).Ratio;
+                ratio /= seeds.Count;
+                logSum += Math.Log(ratio / limits[i]);
+                cells.Add(string.Create(CultureInfo.InvariantCulture, $"{ratio:F2} ({ratio / limits[i]:F3})"));
+            }
+            Console.WriteLine($"| {(setting.Length == 0 ? "defaults" : setting)} | {string.Join(" | ", cells)} | {Math.Exp(logSum / corpora.Count).ToString("F3", CultureInfo.InvariantCulture)} |");
+        }
+        return 0;
+    }
+
+    private static List<byte[]> Read(string file) =>
+        [.. File.ReadLines(file).Where(l => !string.IsNullOrWhiteSpace(l)).Select(l => System.Text.Encoding.UTF8.GetBytes(l))];
+
+    /// <summary>As <c>CorpusAnalyzer.LimitRatio</c>: documents joined by newlines, one zstd-19 frame.</summary>
+    private static double Limit(List<byte[]> documents)
+    {
+        byte[] all = [.. documents.SelectMany(d => d.Append((byte)'\n'))];
+        using var compressor = new Compressor(19);
+        return (double)all.Length / compressor.Wrap(all).Length;
+    }
+
+    private static NamespaceOptions Parse(string setting)
+    {
+        var options = new NamespaceOptions();
+        foreach (string pair in setting.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        {
+            string[] kv = pair.Split('=', 2);
+            object target = typeof(NamespaceOptions).GetProperty(kv[0]) is not null ? options : options.Dictionary;
+            var property = target.GetType().GetProperty(kv[0]) ?? throw new ArgumentException($"unknown setting '{kv[0]}'");
+            Type type = Nullable.GetUnderlyingType(property.PropertyType) ?? property.PropertyType;
+            object value = type.IsEnum ? Enum.Parse(type, kv[1], ignoreCase: true) : Convert.ChangeType(kv[1], type, CultureInfo.InvariantCulture);
+            property.SetValue(target, value);
+        }
+        return options;
+    }
+}

@@ -1,0 +1,219 @@
+using ZstdSharp.Unsafe;
+using ThrowHelper = Compression.Internal.ThrowHelper;
+
+namespace Compression.Codecs;
+
+/// <summary>
+/// Format v2's zstd payload for documents of up to 128 KiB: the content of one zstd compressed block, without the
+/// frame header (2 bytes in v1) or the block header (3 bytes), through zstd's block-level API. The envelope already
+/// holds what those headers say (the length and the end of the payload). Any zstd library decodes it by putting a frame
+/// header and a block header in front (docs/format.md), as the independent reader of the format tests does.
+/// </summary>
+internal sealed unsafe class ZstdBlockCodec : Codec
+{
+    public static readonly ZstdBlockCodec Instance = new();
+
+    /// <summary>The largest document a block holds (zstd's <c>ZSTD_BLOCKSIZE_MAX</c>); larger ones are frames (<see cref="ZstdCodec"/>).</summary>
+    public const int MaxBlockLength = 128 * 1024;
+
+    private static readonly ZstdBlockContexts s_plain = new(null);
+
+    // A block context is not bound to a dictionary or level (the digested dictionary is referenced anew by each call's
+    // begin), so each thread keeps one of each kind for every namespace: no pool, no interlocked operation per document.
+    [ThreadStatic] private static BlockCompressionContext? t_compressor;
+    [ThreadStatic] private static BlockDecompressionContext? t_decompressor;
+
+    public override CompressionCodec Id => CompressionCodec.Zstd;
+    public override int MinLevel => ZstdCodec.MinimumLevel;
+    public override int MaxLevel => ZstdCodec.MaximumLevel;
+    public override int DefaultLevel => 3;
+
+    /// <summary>Compresses one block; <see langword="false"/> when it does not fit or zstd finds it incompressible (then it is stored).</summary>
+    public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten)
+    {
+        bytesWritten = 0;
+        if (source.Length is 0 or > MaxBlockLength || destination.IsEmpty) return false;
+        ZstdBlockContexts contexts = dictionary?.BlockContexts ?? s_plain;
+        BlockCompressionContext context = t_compressor ??= new BlockCompressionContext();
+        bool healthy = false;
+        try
+        {
+            nuint result;
+            fixed (byte* src = source)
+            fixed (byte* dst = destination)
+            {
+                result = dictionary is null
+                    ? Methods.ZSTD_compressBegin_advanced(context.Pointer, null, 0, Methods.ZSTD_getParams(level, (ulong)source.Length, 0), (ulong)source.Length)
+                    : Methods.ZSTD_compressBegin_usingCDict_advanced(context.Pointer, contexts.GetCompressionDictionary(level), default, (ulong)source.Length);
+                if (Methods.ZSTD_isError(result))
+                    throw new InvalidOperationException($"zstd could not start a block: {Methods.ZSTD_getErrorName(result)}");
+                result = Methods.ZSTD_compressBlock(context.Pointer, dst, (nuint)destination.Length, src, (nuint)source.Length);
+            }
+            healthy = true;
+            // An error here is "destination too small"; 0 is "not compressible": both mean the document is stored.
+            if (Methods.ZSTD_isError(result) || result == 0) return false;
+            bytesWritten = (int)result;
+            return true;
+        }
+        finally
+        {
+            if (!healthy)
+            {
+                t_compressor = null;
+                context.Dispose();
+            }
+        }
+    }
+
+    public override void Decompress(ReadOnlySpan<byte> source, Span<byte> destination, ZstdDictionary? dictionary)
+    {
+        if (destination.Length > MaxBlockLength) ThrowHelper.ThrowCorrupt($"A zstd block declares {destination.Length} bytes; a block holds at most {MaxBlockLength}.");
+        ZstdBlockContexts contexts = dictionary?.BlockContexts ?? s_plain;
+        BlockDecompressionContext context = t_decompressor ??= new BlockDecompressionContext();
+        bool healthy = false;
+        try
+        {
+            nuint result = dictionary is null
+                ? Methods.ZSTD_decompressBegin(context.Pointer)
+                : Methods.ZSTD_decompressBegin_usingDDict(context.Pointer, contexts.DecompressionDictionary);
+            if (Methods.ZSTD_isError(result)) ThrowHelper.ThrowCorrupt($"zstd could not start a block: {Methods.ZSTD_getErrorName(result)}");
+            byte none = 0;
+            fixed (byte* src = source)
+            fixed (byte* dst = destination)
+            {
+                result = Methods.ZSTD_decompressBlock(context.Pointer, dst is null ? &none : dst, (nuint)destination.Length, src is null ? &none : src, (nuint)source.Length);
+            }
+            if (Methods.ZSTD_isError(result)) ThrowHelper.ThrowCorrupt($"zstd block: {Methods.ZSTD_getErrorName(result)}");
+            if ((int)result != destination.Length) ThrowLengthMismatch((int)result, destination.Length);
+            healthy = true;
+        }
+        finally
+        {
+            // A context that failed mid-block is discarded rather than kept, so no state leaks into the next call.
+            if (!healthy)
+            {
+                t_decompressor = null;
+                context.Dispose();
+            }
+        }
+    }
+
+    /// <summary>As a frame's: a block regenerates at most 128 KiB, and declared lengths over that are refused anyway.</summary>
+    public override long MaxDecodedLength(int payloadLength) => ZstdCodec.Instance.MaxDecodedLength(payloadLength);
+}
+
+/// <summary>The block API's digested forms of one dictionary (or none): for decompression, and for compression per level, shared by every thread's context.</summary>
+internal sealed unsafe class ZstdBlockContexts
+{
+    private readonly byte[]? _content;
+    private readonly CompressionDictionaryHandle?[] _compressionDictionaries = new CompressionDictionaryHandle?[ZstdCodec.MaximumLevel + 1];
+    private readonly DecompressionDictionaryHandle? _decompressionDictionary;
+
+    /// <exception cref="InvalidDataException">zstd cannot digest <paramref name="content"/>.</exception>
+    public ZstdBlockContexts(byte[]? content)
+    {
+        _content = content;
+        if (content is not null) _decompressionDictionary = new DecompressionDictionaryHandle(content);
+    }
+
+    public ZSTD_DDict_s* DecompressionDictionary => _decompressionDictionary!.Pointer;
+
+    /// <summary>The dictionary digested for <paramref name="level"/>, created on first use and shared by every context.</summary>
+    public ZSTD_CDict_s* GetCompressionDictionary(int level)
+    {
+        CompressionDictionaryHandle? handle = Volatile.Read(ref _compressionDictionaries[level]);
+        if (handle is null)
+        {
+            var created = new CompressionDictionaryHandle(_content!, level);
+            handle = Interlocked.CompareExchange(ref _compressionDictionaries[level], created, null);
+            if (handle is null) handle = created;
+            else created.Dispose();
+        }
+        return handle.Pointer;
+    }
+
+}
+
+/// <summary>A native zstd compression context, freed on dispose or finalization.</summary>
+internal sealed unsafe class BlockCompressionContext : IDisposable
+{
+    public ZSTD_CCtx_s* Pointer { get; private set; } = Methods.ZSTD_createCCtx();
+
+    ~BlockCompressionContext() => Free();
+
+    public void Dispose()
+    {
+        Free();
+        GC.SuppressFinalize(this);
+    }
+
+    private void Free()
+    {
+        if (Pointer is not null) Methods.ZSTD_freeCCtx(Pointer);
+        Pointer = null;
+    }
+}
+
+/// <summary>A native zstd decompression context, freed on dispose or finalization.</summary>
+internal sealed unsafe class BlockDecompressionContext : IDisposable
+{
+    public ZSTD_DCtx_s* Pointer { get; private set; } = Methods.ZSTD_createDCtx();
+
+    ~BlockDecompressionContext() => Free();
+
+    public void Dispose()
+    {
+        Free();
+        GC.SuppressFinalize(this);
+    }
+
+    private void Free()
+    {
+        if (Pointer is not null) Methods.ZSTD_freeDCtx(Pointer);
+        Pointer = null;
+    }
+}
+
+/// <summary>A digested dictionary for compression at one level, freed on dispose or finalization.</summary>
+internal sealed unsafe class CompressionDictionaryHandle : IDisposable
+{
+    public CompressionDictionaryHandle(byte[] content, int level)
+    {
+        fixed (byte* dict = content) Pointer = Methods.ZSTD_createCDict(dict, (nuint)content.Length, level);
+        if (Pointer is null) throw new InvalidDataException("zstd could not digest the dictionary for compression.");
+    }
+
+    public ZSTD_CDict_s* Pointer { get; private set; }
+
+    ~CompressionDictionaryHandle() => Free();
+
+    public void Dispose()
+    {
+        Free();
+        GC.SuppressFinalize(this);
+    }
+
+    private void Free()
+    {
+        if (Pointer is not null) Methods.ZSTD_freeCDict(Pointer);
+        Pointer = null;
+    }
+}
+
+/// <summary>A digested dictionary for decompression, freed on finalization (it lives as long as its <see cref="ZstdDictionary"/>).</summary>
+internal sealed unsafe class DecompressionDictionaryHandle
+{
+    public DecompressionDictionaryHandle(byte[] content)
+    {
+        fixed (byte* dict = content) Pointer = Methods.ZSTD_createDDict(dict, (nuint)content.Length);
+        if (Pointer is null) throw new InvalidDataException("zstd could not digest the dictionary for decompression.");
+    }
+
+    public ZSTD_DDict_s* Pointer { get; private set; }
+
+    ~DecompressionDictionaryHandle()
+    {
+        if (Pointer is not null) Methods.ZSTD_freeDDict(Pointer);
+        Pointer = null;
+    }
+}
