@@ -1,3 +1,4 @@
+using Compression.Testing.Mongo;
 using MongoDB.Bson;
 using MongoDB.Driver;
 using Xunit;

@@ -1,3 +1,4 @@
+using Compression.Testing.Mongo;
 using Compression.Tool.Live;
 using MongoDB.Bson;
 using MongoDB.Bson.Serialization;
@@ -10,7 +11,7 @@ namespace Compression.Tool.Tests.Live;
 /// Every replacement <c>migrate</c> sends is a compare-and-swap on the document as it read it: what another client does
 /// between the tool's read and its write (compress a document, change one, delete one) is neither overwritten nor doubled.
 /// </summary>
-public sealed class ConcurrentWriterTests(LiveFixture fixture) : IClassFixture<LiveFixture>
+public sealed class ConcurrentWriterTests(MongoFixture fixture) : IClassFixture<MongoFixture>
 {
     [Fact]
     public async Task Migrate_AnotherClientWritesBetweenReadAndWrite_NothingOverwrittenNothingCompressedTwice()

@@ -8,29 +8,6 @@ using Xunit;
 
 namespace Compression.Tool.Tests.Live;
 
-/// <summary>
-/// One MongoDB server per test class (the loopback one in-process, or COMPRESSION_TEST_MONGODB_URI when set); each test
-/// takes its own database. The loopback server must have seen no protocol failure when the class ends.
-/// </summary>
-public sealed class LiveFixture : IAsyncLifetime
-{
-    private MongoTestServer? _server;
-
-    public MongoTestServer Server => _server ?? throw new InvalidOperationException("not started");
-
-    public async Task InitializeAsync() => _server = await MongoTestServer.StartAsync();
-
-    public async Task DisposeAsync()
-    {
-        if (_server is not null)
-        {
-            var failures = _server.Loopback?.Failures ?? [];
-            await _server.DisposeAsync();
-            Assert.Empty(failures);
-        }
-    }
-}
-
 /// <summary>Runs <c>docz</c> in-process, as <c>Program.Main</c> would, capturing stdout and stderr.</summary>
 internal static class Docz
 {

@@ -1,3 +1,4 @@
+using Compression.Testing.Mongo;
 using System.Text.Json;
 using MongoDB.Bson;
 using MongoDB.Driver;
@@ -6,7 +7,7 @@ using Xunit;
 namespace Compression.Tool.Tests.Live;
 
 /// <summary>Exit code 2 and a message for bad usage; the application's appsettings.json is read as the application reads it.</summary>
-public sealed class LiveUsageTests(LiveFixture fixture) : IClassFixture<LiveFixture>
+public sealed class LiveUsageTests(MongoFixture fixture) : IClassFixture<MongoFixture>
 {
     [Theory]
     [InlineData("verify", "--bogus")]

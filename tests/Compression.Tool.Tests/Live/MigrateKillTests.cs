@@ -1,3 +1,4 @@
+using Compression.Testing.Mongo;
 using System.Net;
 using System.Text.Json;
 using MongoDB.Bson;
@@ -13,7 +14,7 @@ namespace Compression.Tool.Tests.Live;
 /// each time: at the end every document is compressed exactly once, none lost or doubled, each equal to its original when
 /// read by a cold application client; <c>verify</c> agrees; <c>migrate --decompress</c> restores every original byte for byte.
 /// </summary>
-public sealed class MigrateKillTests(LiveFixture fixture, ITestOutputHelper log) : IClassFixture<LiveFixture>, IDisposable
+public sealed class MigrateKillTests(MongoFixture fixture, ITestOutputHelper log) : IClassFixture<MongoFixture>, IDisposable
 {
     private const int Count = 100_000;
     private readonly string _directory = Directory.CreateTempSubdirectory("docz-kill-").FullName;

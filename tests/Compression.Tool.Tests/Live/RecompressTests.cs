@@ -1,3 +1,4 @@
+using Compression.Testing.Mongo;
 using System.Text.Json;
 using MongoDB.Bson;
 using Xunit;
@@ -6,7 +7,7 @@ using Xunit.Abstractions;
 namespace Compression.Tool.Tests.Live;
 
 /// <summary><c>recompress</c>: cold documents first, with the newest dictionary and a higher level; readable by a client that never saw that dictionary.</summary>
-public sealed class RecompressTests(LiveFixture fixture, ITestOutputHelper log) : IClassFixture<LiveFixture>
+public sealed class RecompressTests(MongoFixture fixture, ITestOutputHelper log) : IClassFixture<MongoFixture>
 {
     [Fact]
     public async Task Recompress_Level19WithNewDictionary_SmallerAndReadableByAClientThatNeverSawIt()

@@ -1,3 +1,4 @@
+using Compression.Testing.Mongo;
 using System.Text.Json;
 using Compression.Dictionaries;
 using MongoDB.Bson;
@@ -7,7 +8,7 @@ using Xunit;
 namespace Compression.Tool.Tests.Live;
 
 /// <summary><c>verify</c> names what cannot be read; <c>stats</c> gives the figures the test wrote; <c>migrate</c> leaves compressed documents alone.</summary>
-public sealed class VerifyStatsTests(LiveFixture fixture) : IClassFixture<LiveFixture>, IDisposable
+public sealed class VerifyStatsTests(MongoFixture fixture) : IClassFixture<MongoFixture>, IDisposable
 {
     private readonly string _directory = Directory.CreateTempSubdirectory("docz-live-").FullName;
 

@@ -1,12 +1,11 @@
-using Compression.Testing.Mongo;
 using Xunit;
 
-namespace Compression.MongoDB.Tests;
+namespace Compression.Testing.Mongo;
 
 /// <summary>
 /// One server per test class: the real one when COMPRESSION_TEST_MONGODB_URI is set, else the loopback one started
 /// in-process. Each test takes its own database (<see cref="MongoTestServer.CreateDatabase"/>). The loopback server must
-/// have seen no protocol failure when the class ends.
+/// have seen no protocol failure when the class ends. Linked into every test project that talks to MongoDB.
 /// </summary>
 public sealed class MongoFixture : IAsyncLifetime
 {
