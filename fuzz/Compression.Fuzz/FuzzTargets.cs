@@ -41,6 +41,7 @@ public sealed class FuzzTargets
         [CompressionCodec.Deflate] = [1, 6],
         [CompressionCodec.Brotli] = [1, 4],
         [CompressionCodec.Gzip] = [6],
+        [CompressionCodec.PackedZstd] = [3],
     };
 
     private readonly ZstdDictionary _dictionary;
@@ -54,10 +55,12 @@ public sealed class FuzzTargets
     public FuzzTargets(ZstdDictionary dictionary)
     {
         ArgumentNullException.ThrowIfNull(dictionary);
-        _dictionary = dictionary;
+        _transforms = [LearnShapes(DocumentKind.Json), LearnShapes(DocumentKind.Bson)];
+        // The dictionary envelopes name carries the JSON shape table, so that v2 zstd envelopes with a checksum are packed
+        // (codec 7) where the document allows, and fuzzed packed envelopes reach the unpacker.
+        _dictionary = ZstdDictionary.Create(dictionary.Id, dictionary.Content.Span, dictionary.Content.Length, _transforms[0]);
         _reader = new DocumentCompressor(new DocumentCompressorOptions { MaxUncompressedLength = MaxUncompressedLength });
         _strictReader = new DocumentCompressor(new DocumentCompressorOptions { MaxUncompressedLength = MaxUncompressedLength, RequireChecksum = true });
-        _transforms = [LearnShapes(DocumentKind.Json), LearnShapes(DocumentKind.Bson)];
         // Any dictionary serves to fuzz the frame path: the one envelopes use.
         _models = [new StructureModel(_transforms[0], dictionary), new StructureModel(_transforms[1], dictionary)];
         foreach (CompressionCodec codec in Codecs)
@@ -130,8 +133,10 @@ public sealed class FuzzTargets
                 throw new FuzzFailureException("A reader requiring checksums disagrees with the lenient reader on an envelope with a checksum.");
         }
 
-        int level = Levels[header.Codec][0];
-        byte[] again = _writers[(header.Codec, level, header.HasChecksum, header.Format)].Compress(document, header.DictionaryId is null ? null : _dictionary);
+        // A packed envelope is written by the zstd writer given a dictionary with a shape table (v2, checksum on).
+        CompressionCodec writerCodec = header.Codec == CompressionCodec.PackedZstd ? CompressionCodec.Zstd : header.Codec;
+        int level = Levels[writerCodec][0];
+        byte[] again = _writers[(writerCodec, level, header.HasChecksum, header.Format)].Compress(document, header.DictionaryId is null ? null : _dictionary);
         byte[] back = _reader.Decompress(again, _dictionary);
         if (!back.AsSpan().SequenceEqual(document))
             throw new FuzzFailureException($"{header.Codec} did not round-trip a document of {document.Length} bytes.");
@@ -380,6 +385,9 @@ public sealed class FuzzTargets
                         if (codec == CompressionCodec.Zstd) yield return writer.Compress(document, _dictionary);
                     }
                 }
+                // Packed envelopes (codec 7): the JSON documents the dictionary's shape table was learned from.
+                foreach (byte[] document in StructureDocuments(0))
+                    yield return _writers[(CompressionCodec.Zstd, 3, true, EnvelopeFormat.V2)].Compress(document, _dictionary);
                 break;
             case "roundtrip":
                 byte selector = 0;

@@ -23,4 +23,13 @@ public enum CompressionCodec : byte
 
     /// <summary>Gzip (RFC 1952, System.IO.Compression).</summary>
     Gzip = 6,
+
+    /// <summary>
+    /// Zstandard over the document's <em>packed</em> form: keys replaced by ids into the shape table that travels with
+    /// the dictionary, values packed (docs/structure.md). Written by the engine, never chosen as a setting: a namespace
+    /// whose trained dictionary carries a shape table writes it (format v2, with a checksum, documents of up to
+    /// 128 KiB) and falls back to <see cref="Zstd"/> with the same dictionary for any document the packing cannot
+    /// reproduce byte for byte. The payload is one raw zstd block, as v2 zstd.
+    /// </summary>
+    PackedZstd = 7,
 }

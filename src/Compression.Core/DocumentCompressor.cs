@@ -101,10 +101,19 @@ public sealed class DocumentCompressor
             int storedHeaderLength = DocumentEnvelope.GetHeaderLength(source.Length, null);
             // (storedHeaderLength - headerLength is 0 or negative, so the sum cannot overflow.)
             int room = Math.Min(destination.Length - headerLength - checksumLength, source.Length - 1 + (storedHeaderLength - headerLength));
-            if (room > 0 && codec.TryCompress(source, destination.Slice(headerLength, room), _level,
-                    dictionaryId is null ? null : dictionary, out int payloadLength) && payloadLength <= room)
+            // A dictionary with a shape table packs the document first (verified byte for byte); a document the packing
+            // does not apply to is written as zstd with the same dictionary. Packed needs format v2 and the checksum.
+            CompressionCodec written = _codec.Id;
+            int payloadLength = 0;
+            bool compressed = room > 0 && dictionaryId is not null && dictionary!.Shapes is not null && _checksum && _format != EnvelopeFormat.V1
+                && PackedZstdCodec.Instance.TryCompress(source, destination.Slice(headerLength, room), _level, dictionary, out payloadLength)
+                && payloadLength <= room;
+            if (compressed) written = CompressionCodec.PackedZstd;
+            else compressed = room > 0 && codec.TryCompress(source, destination.Slice(headerLength, room), _level,
+                    dictionaryId is null ? null : dictionary, out payloadLength) && payloadLength <= room;
+            if (compressed)
             {
-                DocumentEnvelope.WriteHeader(destination, _codec.Id, source.Length, dictionaryId, _checksum, _format);
+                DocumentEnvelope.WriteHeader(destination, written, source.Length, dictionaryId, _checksum, _format);
                 int end = headerLength + payloadLength;
                 if (_checksum) DocumentEnvelope.WriteChecksum(destination[end..], source, _format);
                 bytesWritten = end + checksumLength;

@@ -47,6 +47,9 @@ public sealed class DocumentCompressorOptions
     /// <value>Defaults to 64 MiB.</value>
     public int MaxUncompressedLength { get; set; } = DefaultMaxUncompressedLength;
 
+    /// <summary>The codecs a setting may name: every codec but <see cref="CompressionCodec.PackedZstd"/>, which the engine chooses.</summary>
+    internal static string SettableCodecNames => string.Join(", ", Enum.GetNames<CompressionCodec>().Where(n => n != nameof(CompressionCodec.PackedZstd)));
+
     /// <summary>The effective level: <see cref="Level"/> or the codec's default.</summary>
     internal int EffectiveLevel => Level ?? Compression.Codecs.Codec.For(Codec).DefaultLevel;
 
@@ -56,9 +59,12 @@ public sealed class DocumentCompressorOptions
     {
         var errors = new List<string>();
         string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
-        if (!Enum.IsDefined(Codec))
+        if (!Enum.IsDefined(Codec) || Codec == CompressionCodec.PackedZstd)
         {
-            errors.Add($"{Key(nameof(Codec))}: '{Codec}' is not a codec; allowed: {string.Join(", ", Enum.GetNames<CompressionCodec>())}.");
+            string why = Codec == CompressionCodec.PackedZstd
+                ? "is written by the engine when a dictionary carries a shape table, not chosen (choose Zstd)"
+                : "is not a codec";
+            errors.Add($"{Key(nameof(Codec))}: '{Codec}' {why}; allowed: {SettableCodecNames}.");
         }
         else if (Level is int level)
         {

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using Compression.Codecs;
+using Compression.Structure;
 
 namespace Compression;
 
@@ -18,10 +19,11 @@ public sealed class ZstdDictionary
     /// <summary>The default upper bound on a dictionary's size: dictionaries read from a database are untrusted.</summary>
     public const int DefaultMaximumSize = 1024 * 1024;
 
-    private ZstdDictionary(uint id, byte[] content)
+    private ZstdDictionary(uint id, byte[] content, ShapeTransform? shapes = null)
     {
         Id = id;
         Content = content;
+        Shapes = shapes;
         Contexts = new ZstdContextPool(this);
         BlockContexts = new ZstdBlockContexts(content);
     }
@@ -34,6 +36,15 @@ public sealed class ZstdDictionary
 
     internal ZstdContextPool Contexts { get; }
 
+    /// <summary>
+    /// The shape table trained with this dictionary, when it has one (docs/structure.md): a writer given this dictionary
+    /// packs documents with it (<see cref="CompressionCodec.PackedZstd"/>), and envelopes of that codec need it to be read.
+    /// </summary>
+    internal ShapeTransform? Shapes { get; }
+
+    /// <summary>Whether a shape table was trained with this dictionary, so that documents written with it may be packed (<see cref="CompressionCodec.PackedZstd"/>).</summary>
+    public bool HasShapeTable => Shapes is not null;
+
     /// <summary>The block API's contexts (format v2 zstd payloads); the dictionary is digested for decompression on creation.</summary>
     internal ZstdBlockContexts BlockContexts { get; }
 
@@ -42,7 +53,18 @@ public sealed class ZstdDictionary
     /// The bytes are copied.
     /// </summary>
     /// <exception cref="InvalidDataException">The bytes are not a usable zstd dictionary.</exception>
-    public static ZstdDictionary Create(uint id, ReadOnlySpan<byte> content, int maximumSize = DefaultMaximumSize)
+    public static ZstdDictionary Create(uint id, ReadOnlySpan<byte> content, int maximumSize = DefaultMaximumSize) =>
+        Create(id, content, maximumSize, shapes: null);
+
+    /// <summary>The same dictionary and shape table under another id (a publication that met an id already taken).</summary>
+    internal ZstdDictionary WithId(uint id) => Create(id, Content.Span, Content.Length, Shapes);
+
+    /// <summary>As <see cref="Create(uint, ReadOnlySpan{byte}, int)"/>, with the shape table trained with the dictionary.</summary>
+    /// <param name="id">The dictionary id.</param>
+    /// <param name="content">The dictionary bytes (copied).</param>
+    /// <param name="maximumSize">The largest size accepted.</param>
+    /// <param name="shapes">The shape table trained with the dictionary, or <see langword="null"/>.</param>
+    internal static ZstdDictionary Create(uint id, ReadOnlySpan<byte> content, int maximumSize, ShapeTransform? shapes)
     {
         if (content.Length < MinimumSize || content.Length > maximumSize)
             throw new InvalidDataException($"Zstd dictionary {id} has {content.Length} bytes; allowed are {MinimumSize} to {maximumSize}.");
@@ -51,7 +73,7 @@ public sealed class ZstdDictionary
         ZstdDictionary dictionary;
         try
         {
-            dictionary = new ZstdDictionary(id, content.ToArray());
+            dictionary = new ZstdDictionary(id, content.ToArray(), shapes);
         }
         catch (InvalidDataException ex)
         {
@@ -71,5 +93,7 @@ public sealed class ZstdDictionary
     }
 
     /// <inheritdoc/>
-    public override string ToString() => $"ZstdDictionary {Id} ({Content.Length} bytes)";
+    public override string ToString() => Shapes is null
+        ? $"ZstdDictionary {Id} ({Content.Length} bytes)"
+        : $"ZstdDictionary {Id} ({Content.Length} bytes, {Shapes.Table.Count} shapes)";
 }

@@ -36,6 +36,8 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     private const int MaxKeyBytes = 250;
     private const int MaxSmallDocumentBytes = 64 * 1024;
     private readonly Func<CancellationToken, ValueTask<ICouchbaseCollection>> _collection;
+    /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
+    private const int MaxShapesBytes = 256 * 1024;
     private readonly long _maxRecordBytes;
     private readonly ConcurrentDictionary<string, int> _lastKnown = new(StringComparer.Ordinal);
 
@@ -57,7 +59,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         _collection = collection;
         CollectionName = collectionName;
         // Base64 takes 4 bytes for every 3, plus the record's other fields.
-        _maxRecordBytes = (maxDictionaryBytes + 2L) / 3 * 4 + 4096;
+        _maxRecordBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (MaxShapesBytes + 2L) / 3 * 4 + 4096; // base64 of the content and the shape table, and the fields
     }
 
     /// <summary>The prefix of the store's keys (tests against a shared real cluster use one of their own).</summary>
@@ -400,6 +402,24 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         string hash = String(key, root, "contentHash") ?? "";
         if (hash.Length != 16 || !ulong.TryParse(hash, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out ulong contentHash))
             throw new InvalidDataException($"{key} in {Location}: 'contentHash' is not 16 hex digits.");
+        // The shape table is optional: records without one have neither field.
+        ReadOnlyMemory<byte> shapes = default;
+        ulong shapesHash = 0;
+        if (root.TryGetProperty("shapes", out _) || root.TryGetProperty("shapesHash", out _))
+        {
+            try
+            {
+                shapes = Convert.FromBase64String(String(key, root, "shapes") ?? "");
+            }
+            catch (FormatException ex)
+            {
+                throw new InvalidDataException($"{key} in {Location}: 'shapes' is not base64.", ex);
+            }
+            if (shapes.Length > MaxShapesBytes) throw new InvalidDataException($"{key} in {Location}: 'shapes' has {shapes.Length} bytes, over {MaxShapesBytes}.");
+            string shapesHashText = String(key, root, "shapesHash") ?? "";
+            if (shapesHashText.Length != 16 || !ulong.TryParse(shapesHashText, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out shapesHash))
+                throw new InvalidDataException($"{key} in {Location}: 'shapesHash' is not 16 hex digits.");
+        }
         string codec = String(key, root, "codec") ?? "";
         if (!Enum.TryParse(codec, ignoreCase: false, out CompressionCodec parsedCodec) || !Enum.IsDefined(parsedCodec) || char.IsAsciiDigit(codec[0]))
             throw new InvalidDataException($"{key} in {Location}: 'codec' is '{codec}', not a codec name.");
@@ -418,6 +438,8 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
             Level = Int(key, root, "level"),
             SampleCount = Int(key, root, "sampleCount"),
             Ratio = Number(key, root, "ratio"),
+            Shapes = shapes,
+            ShapesHash = shapesHash,
         };
     }
 
@@ -438,6 +460,11 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
             writer.WriteString("created", r.Created.ToString("O", CultureInfo.InvariantCulture));
             writer.WriteString("contentHash", r.ContentHash.ToString("X16", CultureInfo.InvariantCulture));
             writer.WriteBase64String("content", r.Content.Span);
+            if (!r.Shapes.IsEmpty)
+            {
+                writer.WriteString("shapesHash", r.ShapesHash.ToString("X16", CultureInfo.InvariantCulture));
+                writer.WriteBase64String("shapes", r.Shapes.Span);
+            }
             writer.WriteEndObject();
         }
         return buffer.WrittenSpan.ToArray();
@@ -447,7 +474,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object> { ["namespace"] = ns, ["version"] = version, ["id"] = id });
 
     private static bool SameDictionary(DictionaryRecord a, DictionaryRecord b) =>
-        a.Id == b.Id && a.Version == b.Version && a.ContentHash == b.ContentHash && string.Equals(a.Namespace, b.Namespace, StringComparison.Ordinal);
+        a.Id == b.Id && a.Version == b.Version && a.ContentHash == b.ContentHash && a.ShapesHash == b.ShapesHash && string.Equals(a.Namespace, b.Namespace, StringComparison.Ordinal);
 
     private JsonElement Field(string key, JsonElement root, string name, JsonValueKind kind) =>
         root.TryGetProperty(name, out JsonElement value) && value.ValueKind == kind ? value

@@ -23,6 +23,9 @@ public sealed class MongoDictionaryStore : DictionaryStore
     /// <summary>The collection's name in the application's database.</summary>
     public const string CollectionName = "_compression.dictionaries";
 
+    /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
+    private const int MaxShapesBytes = 256 * 1024;
+
     /// <summary>The unique index on <c>{ ns: 1, v: 1 }</c> that makes publication insert-only per version.</summary>
     public const string VersionIndexName = "ns_1_v_1";
 
@@ -41,7 +44,7 @@ public sealed class MongoDictionaryStore : DictionaryStore
         _collection = database.GetCollection<RawBsonDocument>(CollectionName);
         _maxDictionaryBytes = maxDictionaryBytes;
         // The content plus its fields: names, the namespace (at most NamespaceName.MaxLength UTF-8 characters) and numbers.
-        _maxDocumentBytes = maxDictionaryBytes + 8 * 1024;
+        _maxDocumentBytes = maxDictionaryBytes + MaxShapesBytes + 8 * 1024;
         Location = $"MongoDB collection {database.DatabaseNamespace.DatabaseName}.{CollectionName}";
     }
 
@@ -161,19 +164,28 @@ public sealed class MongoDictionaryStore : DictionaryStore
     private static FilterDefinition<RawBsonDocument> ByVersion(string @namespace, int version) =>
         new BsonDocument { { Fields.Namespace, @namespace }, { Fields.Version, version } };
 
-    internal static BsonDocument ToDocument(DictionaryRecord record) => new()
+    internal static BsonDocument ToDocument(DictionaryRecord record)
     {
-        { Fields.Id, (long)record.Id },
-        { Fields.Namespace, record.Namespace },
-        { Fields.Version, record.Version },
-        { Fields.Content, new BsonBinaryData(record.Content.ToArray(), BsonBinarySubType.Binary) },
-        { Fields.Hash, unchecked((long)record.ContentHash) },
-        { Fields.Created, new BsonDateTime(record.Created.UtcDateTime) },
-        { Fields.Codec, record.Codec.ToString() },
-        { Fields.Level, record.Level },
-        { Fields.Samples, record.SampleCount },
-        { Fields.Ratio, record.Ratio },
-    };
+        var document = new BsonDocument
+        {
+            { Fields.Id, (long)record.Id },
+            { Fields.Namespace, record.Namespace },
+            { Fields.Version, record.Version },
+            { Fields.Content, new BsonBinaryData(record.Content.ToArray(), BsonBinarySubType.Binary) },
+            { Fields.Hash, unchecked((long)record.ContentHash) },
+            { Fields.Created, new BsonDateTime(record.Created.UtcDateTime) },
+            { Fields.Codec, record.Codec.ToString() },
+            { Fields.Level, record.Level },
+            { Fields.Samples, record.SampleCount },
+            { Fields.Ratio, record.Ratio },
+        };
+        if (!record.Shapes.IsEmpty)
+        {
+            document.Add(Fields.Shapes, new BsonBinaryData(record.Shapes.ToArray(), BsonBinarySubType.Binary));
+            document.Add(Fields.ShapesHash, unchecked((long)record.ShapesHash));
+        }
+        return document;
+    }
 
     /// <summary>Reads a stored document into a record, checking its size first, then each field's type and range.</summary>
     private DictionaryRecord Read(RawBsonDocument document, uint? expectedId, string? expectedNamespace, int? expectedVersion = null)
@@ -199,6 +211,18 @@ public sealed class MongoDictionaryStore : DictionaryStore
             if (binary.SubType != BsonBinarySubType.Binary) throw Invalid(document, $"'{Fields.Content}' is BinData(0x{(byte)binary.SubType:x2}), not BinData(0)");
             if (binary.Bytes.Length > _maxDictionaryBytes) throw Invalid(document, $"'{Fields.Content}' has {binary.Bytes.Length} bytes, over {_maxDictionaryBytes}");
 
+            // The shape table is optional (records without one have neither field); its size is checked before it is used.
+            ReadOnlyMemory<byte> shapes = default;
+            ulong shapesHash = 0;
+            if (document.Contains(Fields.Shapes) || document.Contains(Fields.ShapesHash))
+            {
+                BsonBinaryData shapesBinary = Field(document, Fields.Shapes, BsonType.Binary).AsBsonBinaryData;
+                if (shapesBinary.SubType != BsonBinarySubType.Binary) throw Invalid(document, $"'{Fields.Shapes}' is BinData(0x{(byte)shapesBinary.SubType:x2}), not BinData(0)");
+                if (shapesBinary.Bytes.Length > MaxShapesBytes) throw Invalid(document, $"'{Fields.Shapes}' has {shapesBinary.Bytes.Length} bytes, over {MaxShapesBytes}");
+                shapes = shapesBinary.Bytes;
+                shapesHash = unchecked((ulong)Int64(document, Fields.ShapesHash, allowInt32: false));
+            }
+
             string codecName = Text(document, Fields.Codec);
             if (!Enum.TryParse(codecName, ignoreCase: false, out CompressionCodec codec) || !Enum.IsDefined(codec) || char.IsAsciiDigit(codecName[0]))
                 throw Invalid(document, $"'{Fields.Codec}' is '{codecName}', not a codec name");
@@ -220,6 +244,8 @@ public sealed class MongoDictionaryStore : DictionaryStore
                 Level = (int)level,
                 SampleCount = (int)samples,
                 Ratio = Number(document, Fields.Ratio),
+                Shapes = shapes,
+                ShapesHash = shapesHash,
             };
 
             if (expectedId is uint expected && record.Id != expected) throw Invalid(document, $"asked for id {expected}, the document has _id {record.Id}");
@@ -299,5 +325,7 @@ public sealed class MongoDictionaryStore : DictionaryStore
         public const string Level = "level";
         public const string Samples = "samples";
         public const string Ratio = "ratio";
+        public const string Shapes = "shapes";
+        public const string ShapesHash = "shapesHash";
     }
 }

@@ -185,14 +185,36 @@ public sealed class MongoDictionaryStoreTests(MongoFixture fixture) : IClassFixt
     }
 
     [Fact]
+    public async Task ShapeTable_IsStoredWithItsDictionary_AndReadBack_AndAnOversizedOneIsRefused()
+    {
+        await using var db = Server.CreateDatabase("store-shapes");
+        var store = new MongoDictionaryStore(db.Database);
+        byte[] shapes = [0x53, 0x48, 0x50, 0x54, 1, 1, 0, 1, 1, 1, (byte)'a', 9, 9, 9, 9];
+        await store.PublishAsync(Record(60, "db.a", 1) with { Shapes = shapes, ShapesHash = DictionaryRecord.ComputeContentHash(shapes) });
+        await store.PublishAsync(Record(61, "db.b", 1));
+
+        var cold = new MongoDictionaryStore(db.Database);
+        DictionaryRecord read = (await cold.GetAsync(60))!;
+        Assert.Equal(shapes, read.Shapes.ToArray());
+        Assert.Equal(DictionaryRecord.ComputeContentHash(shapes), read.ShapesHash);
+        Assert.True((await cold.GetAsync(61))!.Shapes.IsEmpty);
+
+        byte[] huge = new byte[256 * 1024 + 1];
+        await store.PublishAsync(Record(62, "db.c", 1) with { Shapes = huge, ShapesHash = DictionaryRecord.ComputeContentHash(huge) });
+        var ex = await Assert.ThrowsAsync<InvalidDataException>(async () => await cold.GetAsync(62));
+        Assert.Contains("'shapes' has 262145 bytes", ex.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task OversizedDocument_IsRefusedBeforeItsFieldsAreRead()
     {
         await using var db = Server.CreateDatabase("store-size");
         var small = new MongoDictionaryStore(db.Database, maxDictionaryBytes: 4096);
-        await new MongoDictionaryStore(db.Database).PublishAsync(Record(50, "db.a", 1, new byte[64 * 1024]));
+        // Over what a record of 4 KiB of dictionary and the largest shape table (256 KiB) can take.
+        await new MongoDictionaryStore(db.Database).PublishAsync(Record(50, "db.a", 1, new byte[320 * 1024]));
 
         var ex = await Assert.ThrowsAsync<InvalidDataException>(async () => await small.GetAsync(50));
-        Assert.Contains($"Dictionary document _id 50 in MongoDB collection {db.Name}._compression.dictionaries has 65", ex.Message, StringComparison.Ordinal);
+        Assert.Contains($"Dictionary document _id 50 in MongoDB collection {db.Name}._compression.dictionaries has 327", ex.Message, StringComparison.Ordinal);
         Assert.Contains("it was not read", ex.Message, StringComparison.Ordinal);
         Assert.Throws<InvalidDataException>(() => small.Get(50));
     }

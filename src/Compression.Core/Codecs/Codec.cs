@@ -52,6 +52,7 @@ internal abstract class Codec
         CompressionCodec.Deflate => ZlibFamilyCodec.Deflate,
         CompressionCodec.Gzip => ZlibFamilyCodec.Gzip,
         CompressionCodec.Brotli => BrotliCodec.Instance,
+        CompressionCodec.PackedZstd => PackedZstdCodec.Instance,
         _ => throw new ArgumentOutOfRangeException(nameof(codec), codec, "Unknown codec."),
     };
 

@@ -68,6 +68,17 @@ internal sealed unsafe class ZstdBlockCodec : Codec
     public override void Decompress(ReadOnlySpan<byte> source, Span<byte> destination, ZstdDictionary? dictionary)
     {
         if (destination.Length > MaxBlockLength) ThrowHelper.ThrowCorrupt($"A zstd block declares {destination.Length} bytes; a block holds at most {MaxBlockLength}.");
+        int produced = DecompressBlock(source, destination, dictionary);
+        if (produced != destination.Length) ThrowLengthMismatch(produced, destination.Length);
+    }
+
+    /// <summary>
+    /// Decodes one block into <paramref name="destination"/> and returns how many bytes it produced: at most the
+    /// destination's length (a block that would produce more is corrupt). For payloads whose decoded length is not the
+    /// envelope's (<see cref="PackedZstdCodec"/>).
+    /// </summary>
+    internal static int DecompressBlock(ReadOnlySpan<byte> source, Span<byte> destination, ZstdDictionary? dictionary)
+    {
         ZstdBlockContexts contexts = dictionary?.BlockContexts ?? s_plain;
         BlockDecompressionContext context = t_decompressor ??= new BlockDecompressionContext();
         bool healthy = false;
@@ -84,8 +95,8 @@ internal sealed unsafe class ZstdBlockCodec : Codec
                 result = Methods.ZSTD_decompressBlock(context.Pointer, dst is null ? &none : dst, (nuint)destination.Length, src is null ? &none : src, (nuint)source.Length);
             }
             if (Methods.ZSTD_isError(result)) ThrowHelper.ThrowCorrupt($"zstd block: {Methods.ZSTD_getErrorName(result)}");
-            if ((int)result != destination.Length) ThrowLengthMismatch((int)result, destination.Length);
             healthy = true;
+            return (int)result;
         }
         finally
         {

@@ -112,6 +112,7 @@ internal static class CompressionConfigurationBinder
             : type == typeof(double) ? "a number (invariant culture, e.g. 0.95)"
             : type == typeof(bool) ? "true or false"
             : type == typeof(TimeSpan) ? "a duration as [d.]hh:mm:ss[.fff], e.g. 00:00:30"
+            : type == typeof(CompressionCodec) ? "one of " + DocumentCompressorOptions.SettableCodecNames
             : type.IsEnum ? "one of " + string.Join(", ", Enum.GetNames(type))
             : type.Name) + empty;
     }

@@ -107,7 +107,8 @@ internal sealed class DictionaryCatalog
         if (TryGetCached(record.Id, out var cached))
         {
             // Versions are immutable: the same id with other bytes means the store was changed under us.
-            if (!cached.Content.Span.SequenceEqual(record.Content.Span))
+            if (!cached.Content.Span.SequenceEqual(record.Content.Span)
+                || (cached.Shapes is null ? !record.Shapes.IsEmpty : !cached.Shapes.Table.Serialize().AsSpan().SequenceEqual(record.Shapes.Span)))
                 throw new InvalidDataException($"Dictionary record {record.Id} from {_store.Location} now holds other bytes than when it was first read; it was not used.");
             return (record, cached);
         }
@@ -122,7 +123,7 @@ internal sealed class DictionaryCatalog
         DictionaryRecord winner = await _retry.ExecuteAsync(static (s, ct) => s.Store.PublishAsync(s.Candidate, ct), (Store: _store, Candidate: candidate),
             $"Publishing dictionary {candidate.Id} (version {candidate.Version} of '{candidate.Namespace}') to {_store.Location}", cancellationToken).ConfigureAwait(false);
         if (winner.Id == candidate.Id && winner.Version == candidate.Version && winner.ContentHash == candidate.ContentHash
-            && string.Equals(winner.Namespace, candidate.Namespace, StringComparison.Ordinal))
+            && winner.ShapesHash == candidate.ShapesHash && string.Equals(winner.Namespace, candidate.Namespace, StringComparison.Ordinal))
         {
             return (candidate, Add(dictionary));
         }

@@ -7,6 +7,16 @@ public sealed class DictionaryOptions
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool Enabled { get; set; } = true;
 
+    /// <summary>
+    /// Whether training also learns the documents' shapes (their key lists, in a shape table published with the
+    /// dictionary) and packs documents with them: keys become small ids and values are packed before zstd compresses
+    /// them with the dictionary (docs/structure.md). The table is adopted only when it measures at least 3% smaller than
+    /// the plain dictionary on held-out documents; a document the packing cannot reproduce byte for byte is written as
+    /// plain zstd. Needs format v2 and the checksum (ignored otherwise), and readers of a version that knows codec 7.
+    /// </summary>
+    /// <value>Defaults to <see langword="true"/>.</value>
+    public bool PackDocuments { get; set; } = true;
+
     /// <summary>The largest dictionary trained, in bytes. A smaller one is trained while there are few samples (see <see cref="SampleBytesPerDictionaryByte"/>).</summary>
     /// <value>Defaults to 64 KiB (measured: see docs/dictionary-defaults.md and docs/benchmarks.md, "Issue 18"); the sample caps below keep it small while samples are few.</value>
     public int DictionarySize { get; set; } = 64 * 1024;

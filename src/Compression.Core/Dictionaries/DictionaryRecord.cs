@@ -24,6 +24,16 @@ public sealed record DictionaryRecord
     /// </summary>
     public required ulong ContentHash { get; init; }
 
+    /// <summary>
+    /// The shape table trained with the dictionary (docs/structure.md), or empty when it has none. When present,
+    /// documents written with this dictionary may be packed (<see cref="CompressionCodec.PackedZstd"/>), and reading them
+    /// needs it: stores keep it with the content, and it never changes under the same <see cref="Id"/>.
+    /// </summary>
+    public ReadOnlyMemory<byte> Shapes { get; init; }
+
+    /// <summary>The XxHash3 (64-bit) of <see cref="Shapes"/> when there is a table, 0 when there is none; checked like <see cref="ContentHash"/>.</summary>
+    public ulong ShapesHash { get; init; }
+
     /// <summary>When the dictionary was published.</summary>
     public DateTimeOffset Created { get; init; }
 

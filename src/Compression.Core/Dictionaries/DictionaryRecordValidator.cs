@@ -1,4 +1,5 @@
 using Compression.Codecs;
+using Compression.Structure;
 
 namespace Compression.Dictionaries;
 
@@ -19,9 +20,18 @@ internal static class DictionaryRecordValidator
     public static ZstdDictionary Validate(DictionaryRecord record, DictionaryStore store, uint? expectedId, string? expectedNamespace, int maxDictionaryBytes)
     {
         Check(record, store, expectedId, expectedNamespace, maxDictionaryBytes);
+        ShapeTransform? shapes = null;
         try
         {
-            return ZstdDictionary.Create(record.Id, record.Content.Span, maxDictionaryBytes);
+            if (!record.Shapes.IsEmpty) shapes = new ShapeTransform(ShapeTable.Parse(record.Shapes.Span));
+        }
+        catch (InvalidDataException ex)
+        {
+            throw Invalid(record, store, $"its shape table is not usable: {ex.Message}", ex);
+        }
+        try
+        {
+            return ZstdDictionary.Create(record.Id, record.Content.Span, maxDictionaryBytes, shapes);
         }
         catch (InvalidDataException ex)
         {
@@ -52,6 +62,12 @@ internal static class DictionaryRecordValidator
         if (record.Content.Length > maxDictionaryBytes) return $"{record.Content.Length} bytes, over MaxDictionaryBytes ({maxDictionaryBytes})";
         if (DictionaryRecord.ComputeContentHash(record.Content.Span) != record.ContentHash)
             return $"the content does not match its hash (0x{record.ContentHash:X16})";
+        if (record.Shapes.Length > ShapeTableBuilder.MaxStoredLength)
+            return $"its shape table has {record.Shapes.Length} bytes, over {ShapeTableBuilder.MaxStoredLength}";
+        if (record.Shapes.IsEmpty ? record.ShapesHash != 0 : DictionaryRecord.ComputeContentHash(record.Shapes.Span) != record.ShapesHash)
+            return record.Shapes.IsEmpty
+                ? $"its shape table is missing (the record has its hash, 0x{record.ShapesHash:X16})"
+                : $"the shape table does not match its hash (0x{record.ShapesHash:X16})";
         return null;
     }
 

@@ -39,7 +39,7 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
         _directory = Directory.CreateDirectory(directory).FullName;
         // Base64 takes 4 bytes for every 3, plus the record's other fields.
-        _maxRecordFileBytes = (maxDictionaryBytes + 2L) / 3 * 4 + 4096;
+        _maxRecordFileBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (Structure.ShapeTableBuilder.MaxStoredLength + 2L) / 3 * 4 + 4096; // base64 of both, and the fields
     }
 
     /// <inheritdoc/>
@@ -258,16 +258,18 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         return sb.ToString(0, 80) + "~" + hash;
     }
 
+    // Shapes and ShapesHash are optional in the file (records written before shape tables have neither).
     private sealed record StoredRecord(uint Id, string Namespace, int Version, byte[] Content, ulong ContentHash, DateTimeOffset Created,
-        CompressionCodec Codec, int Level, int SampleCount, double Ratio)
+        CompressionCodec Codec, int Level, int SampleCount, double Ratio, byte[]? Shapes = null, ulong ShapesHash = 0)
     {
         public static StoredRecord From(DictionaryRecord r) =>
-            new(r.Id, r.Namespace, r.Version, r.Content.ToArray(), r.ContentHash, r.Created, r.Codec, r.Level, r.SampleCount, r.Ratio);
+            new(r.Id, r.Namespace, r.Version, r.Content.ToArray(), r.ContentHash, r.Created, r.Codec, r.Level, r.SampleCount, r.Ratio,
+                r.Shapes.IsEmpty ? null : r.Shapes.ToArray(), r.ShapesHash);
 
         public DictionaryRecord ToRecord() => new()
         {
             Id = Id, Namespace = Namespace ?? "", Version = Version, Content = Content ?? [], ContentHash = ContentHash, Created = Created, Codec = Codec,
-            Level = Level, SampleCount = SampleCount, Ratio = Ratio,
+            Level = Level, SampleCount = SampleCount, Ratio = Ratio, Shapes = Shapes is null ? default : Shapes, ShapesHash = ShapesHash,
         };
     }
 }

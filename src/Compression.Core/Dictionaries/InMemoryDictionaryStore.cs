@@ -59,7 +59,7 @@ public sealed class InMemoryDictionaryStore : DictionaryStore
             if (candidate.Version != (list.Count == 0 ? 1 : list[^1].Version + 1))
                 throw new ArgumentException($"Version {candidate.Version} does not follow the newest version of '{candidate.Namespace}'.", nameof(candidate));
             if (_byId.ContainsKey(candidate.Id)) throw new DictionaryIdConflictException(candidate.Id);
-            var stored = candidate with { Content = candidate.Content.ToArray() };
+            var stored = candidate with { Content = candidate.Content.ToArray(), Shapes = candidate.Shapes.ToArray() };
             _byId.Add(stored.Id, stored);
             list.Add(stored);
             return ValueTask.FromResult(stored);

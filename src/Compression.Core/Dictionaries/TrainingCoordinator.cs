@@ -184,6 +184,7 @@ internal sealed class TrainingCoordinator
         AdoptedDictionary? current = state.Current;
         long raw = holdout.Sum(s => (long)s.Length);
         long candidateBytes = MeasureEnvelopeBytes(state, holdout, candidate);
+        if (CanPack(state)) (candidate, candidateBytes) = ChooseShapes(state, training, holdout, size, candidate, candidateBytes);
         long currentBytes = MeasureEnvelopeBytes(state, holdout, current?.Dictionary);
         if (candidateBytes > currentBytes * d.AdoptionThreshold)
         {
@@ -193,6 +194,7 @@ internal sealed class TrainingCoordinator
             return TrainingOutcome.NotBetter;
         }
 
+        byte[] shapes = candidate.Shapes?.Table.Serialize() ?? [];
         var record = new DictionaryRecord
         {
             Id = candidate.Id,
@@ -200,6 +202,8 @@ internal sealed class TrainingCoordinator
             Version = (current?.Record.Version ?? 0) + 1,
             Content = candidate.Content,
             ContentHash = DictionaryRecord.ComputeContentHash(candidate.Content.Span),
+            Shapes = shapes,
+            ShapesHash = shapes.Length == 0 ? 0 : DictionaryRecord.ComputeContentHash(shapes),
             Created = _time.GetUtcNow(),
             Codec = CompressionCodec.Zstd,
             Level = state.Compressor.Level,
@@ -225,7 +229,7 @@ internal sealed class TrainingCoordinator
                 catch (DictionaryIdConflictException) when (conflicts < MaxIdConflicts)
                 {
                     // Ids are short random numbers (they are written in every envelope); on a clash draw another, wider one.
-                    dictionary = ZstdDictionary.Create(NewDictionaryId(conflicts + 1), dictionary.Content.Span, dictionary.Content.Length);
+                    dictionary = dictionary.WithId(NewDictionaryId(conflicts + 1));
                     record = record with { Id = dictionary.Id };
                 }
             }
@@ -256,6 +260,51 @@ internal sealed class TrainingCoordinator
         if (!state.TryAdopt(adopted)) return;
         _metrics.Adopted(state.Name, adopted.Record.Version);
         Log.Adopted(_logger, state.Name, adopted.Record.Id, adopted.Record.Version, adopted.BaselineRatio, source);
+    }
+
+    /// <summary>Whether the namespace's writer can use a shape table: zstd in format v2 with the checksum, and the setting on.</summary>
+    private static bool CanPack(NamespaceState state) =>
+        state.Settings.Dictionary.PackDocuments && state.Compressor.Codec == CompressionCodec.Zstd
+        && state.Compressor.Format != EnvelopeFormat.V1 && state.Compressor.Checksum;
+
+    /// <summary>
+    /// Learns a shape table from the same training samples and trains its dictionary on the packed samples; keeps it
+    /// when its held-out envelopes (through the namespace's own compressor) are at most
+    /// <see cref="Structure.StructureTrainer.DefaultThreshold"/> of the plain candidate's, so a table is adopted only
+    /// where it clearly pays for the training and the write-time packing.
+    /// </summary>
+    private (ZstdDictionary Candidate, long Bytes) ChooseShapes(NamespaceState state, byte[][] training, byte[][] holdout, int size,
+        ZstdDictionary plain, long plainBytes)
+    {
+        Structure.StructureModel? model = Structure.StructureTrainer.TryTrain(training, size, plain.Id);
+        if (model is null) return (plain, plainBytes);
+        long packedBytes = MeasureEnvelopeBytes(state, holdout, model.Dictionary);
+        bool chosen = packedBytes <= plainBytes * Structure.StructureTrainer.DefaultThreshold;
+        if (_logger.IsEnabled(LogLevel.Information))
+        {
+            Log.ShapesMeasured(_logger, state.Name, model.Table.Count, packedBytes, plainBytes, CountPacked(state, holdout, model.Dictionary), holdout.Length,
+                chosen ? "the shape table is published with the dictionary" : "not used: under 3% smaller");
+        }
+        return chosen ? (model.Dictionary, packedBytes) : (plain, plainBytes);
+    }
+
+    private static int CountPacked(NamespaceState state, byte[][] documents, ZstdDictionary dictionary)
+    {
+        byte[] buffer = ArrayPool<byte>.Shared.Rent(DocumentCompressor.GetMaxEnvelopeLength(documents.Max(d => d.Length)));
+        try
+        {
+            int packed = 0;
+            foreach (byte[] document in documents)
+            {
+                state.Compressor.TryCompress(document, buffer, out _, dictionary);
+                if ((buffer[1] & DocumentEnvelope.CodecMask) == (int)CompressionCodec.PackedZstd) packed++;
+            }
+            return packed;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer, clearArray: true);
+        }
     }
 
     private static long MeasureEnvelopeBytes(NamespaceState state, byte[][] documents, ZstdDictionary? dictionary)

@@ -33,7 +33,8 @@ internal static unsafe class ZstdDictionaryTrainer
     /// <param name="samples">Serialized documents.</param>
     /// <param name="dictionarySize">The dictionary capacity in bytes (at least <see cref="ZstdDictionary.MinimumSize"/>).</param>
     /// <param name="id">The id the trained dictionary will carry.</param>
-    public static ZstdDictionary? TryTrain(IReadOnlyCollection<byte[]> samples, int dictionarySize, uint id)
+    /// <param name="shapes">The shape table the samples were packed with, carried by the dictionary; <see langword="null"/> for none.</param>
+    public static ZstdDictionary? TryTrain(IReadOnlyCollection<byte[]> samples, int dictionarySize, uint id, Structure.ShapeTransform? shapes = null)
     {
         ArgumentNullException.ThrowIfNull(samples);
         ArgumentOutOfRangeException.ThrowIfLessThan(dictionarySize, ZstdDictionary.MinimumSize);
@@ -46,7 +47,7 @@ internal static unsafe class ZstdDictionaryTrainer
                 ? TrainSmallSamples(samples, total, dictionarySize)
                 : DictBuilder.TrainFromBuffer(samples, dictionarySize);
             if (content is null || content.Length < ZstdDictionary.MinimumSize) return null;
-            return ZstdDictionary.Create(id, content, Math.Max(dictionarySize, ZstdDictionary.MinimumSize));
+            return ZstdDictionary.Create(id, content, Math.Max(dictionarySize, ZstdDictionary.MinimumSize), shapes);
         }
         catch (Exception ex) when (ex is ZstdException or InvalidDataException)
         {

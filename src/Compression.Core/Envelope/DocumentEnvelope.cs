@@ -8,7 +8,7 @@ namespace Compression;
 /// <code>
 /// offset  size    field
 /// 0       1       magic 0xC5
-/// 1       1       bits 0-3 codec id, bits 4-5 format version (0 = v1, 1 = v2), bit 6 checksum present, bit 7 dictionary id present
+/// 1       1       bits 0-3 codec id (0-7), bits 4-5 format version (0 = v1, 1 = v2), bit 6 checksum present, bit 7 dictionary id present
 /// 2       varint  uncompressed length (unsigned LEB128)
 /// .       varint  dictionary id (unsigned LEB128), only when bit 7 is set
 /// .       n       codec payload (v2 zstd of at most 128 KiB: one raw zstd block, no frame or block header)
@@ -36,7 +36,7 @@ public static class DocumentEnvelope
     internal const int VersionShift = 4;
     internal const byte ChecksumFlag = 0x40;
     internal const byte DictionaryFlag = 0x80;
-    internal const int MaxCodecId = (int)CompressionCodec.Gzip;
+    internal const int MaxCodecId = (int)CompressionCodec.PackedZstd;
 
     /// <summary>Whether <paramref name="data"/> starts like an envelope (its first byte is <see cref="Magic"/>).</summary>
     public static bool IsEnvelope(ReadOnlySpan<byte> data) => !data.IsEmpty && data[0] == Magic;
@@ -75,7 +75,9 @@ public static class DocumentEnvelope
         if (version > LatestFormatVersion)
             ThrowHelper.ThrowCorrupt($"Unknown envelope format version {version} (v{version + 1}); this reader knows versions 0 (v1) and 1 (v2).");
         if (codecId > MaxCodecId)
-            ThrowHelper.ThrowCorrupt($"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip).");
+            ThrowHelper.ThrowCorrupt($"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip, packed zstd).");
+        if (codecId == (int)CompressionCodec.PackedZstd && (version == 0 || !hasChecksum || !hasDictionary))
+            ThrowHelper.ThrowCorrupt($"Envelope of codec 7 (packed zstd) is {(version == 0 ? "format v1" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in format v2, with a checksum and a dictionary id.");
 
         int offset = 2;
         if (!Varint.TryRead(data[offset..], out uint length, out int read))
@@ -87,8 +89,8 @@ public static class DocumentEnvelope
         uint? dictionaryId = null;
         if (hasDictionary)
         {
-            if (codecId != (int)CompressionCodec.Zstd)
-                ThrowHelper.ThrowCorrupt($"Envelope of codec {(CompressionCodec)codecId} carries a dictionary id; only zstd uses dictionaries.");
+            if (codecId is not ((int)CompressionCodec.Zstd or (int)CompressionCodec.PackedZstd))
+                ThrowHelper.ThrowCorrupt($"Envelope of codec {(CompressionCodec)codecId} carries a dictionary id; only zstd and packed zstd use dictionaries.");
             if (!Varint.TryRead(data[offset..], out uint id, out read))
                 ThrowHelper.ThrowCorrupt("Envelope truncated or corrupt: bad dictionary-id varint.");
             offset += read;

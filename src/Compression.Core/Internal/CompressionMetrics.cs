@@ -56,6 +56,7 @@ internal sealed class CompressionMetrics : IDisposable
         CompressionCodec.Deflate => "deflate",
         CompressionCodec.Brotli => "brotli",
         CompressionCodec.Gzip => "gzip",
+        CompressionCodec.PackedZstd => "packed_zstd",
         _ => "unknown",
     };
 

@@ -27,4 +27,7 @@ internal static partial class Log
 
     [LoggerMessage(8, LogLevel.Warning, "{Operation} failed (attempt {Attempt} of {Attempts}).")]
     public static partial void StoreCallFailed(ILogger logger, Exception exception, string operation, int attempt, int attempts);
+
+    [LoggerMessage(9, LogLevel.Information, "Shapes for {Namespace}: {Shapes} key lists; held-out bytes packed {PackedBytes}, plain {PlainBytes} ({Packed} of {Documents} documents packed); {Decision}.")]
+    public static partial void ShapesMeasured(ILogger logger, string @namespace, int shapes, long packedBytes, long plainBytes, int packed, int documents, string decision);
 }

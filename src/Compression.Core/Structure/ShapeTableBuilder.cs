@@ -25,7 +25,10 @@ internal sealed class ShapeTableBuilder
 
     /// <summary>The most bytes the serialized table may take.</summary>
     /// <value>256 KiB.</value>
-    public int MaxSerializedLength { get; init; } = 256 * 1024;
+    public int MaxSerializedLength { get; init; } = MaxStoredLength;
+
+    /// <summary>The largest table a dictionary record may carry (stores and the record validator refuse larger ones): 256 KiB.</summary>
+    public const int MaxStoredLength = 256 * 1024;
 
     /// <summary>How many samples were added and could be parsed.</summary>
     public int Accepted { get; private set; }

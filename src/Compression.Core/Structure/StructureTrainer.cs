@@ -54,7 +54,7 @@ internal static class StructureTrainer
         byte[] buffer = new byte[samples.Count == 0 ? 1 : samples.Max(s => s.Length)];
         foreach (byte[] sample in samples)
             training.Add(transform.TryEncode(sample, buffer, out int packed) ? buffer[..packed] : sample);
-        ZstdDictionary? dictionary = ZstdDictionaryTrainer.TryTrain(training, dictionarySize, id);
+        ZstdDictionary? dictionary = ZstdDictionaryTrainer.TryTrain(training, dictionarySize, id, transform);
         return dictionary is null ? null : new StructureModel(transform, dictionary);
     }
 

@@ -48,6 +48,23 @@ public sealed class DictionaryStoreTests : IDisposable
 
     [Theory]
     [MemberData(nameof(Stores))]
+    public async Task Publish_RecordWithAShapeTable_ReadsItBack_AndOneWithoutHasNone(string kind)
+    {
+        var store = Create(kind);
+        byte[] shapes = [0x53, 0x48, 0x50, 0x54, 1, 1, 0, 1, 1, 1, (byte)'a', 9, 9, 9, 9];
+        await store.PublishAsync(Record(70, "db.a", 1) with { Shapes = shapes, ShapesHash = DictionaryRecord.ComputeContentHash(shapes) });
+        await store.PublishAsync(Record(71, "db.b", 1));
+        var reread = kind == "file" ? new FileDictionaryStore(_directory) : store;
+        DictionaryRecord read = (await reread.GetAsync(70))!;
+        Assert.Equal(shapes, read.Shapes.ToArray());
+        Assert.Equal(DictionaryRecord.ComputeContentHash(shapes), read.ShapesHash);
+        DictionaryRecord plain = (await reread.GetAsync(71))!;
+        Assert.True(plain.Shapes.IsEmpty);
+        Assert.Equal(0ul, plain.ShapesHash);
+    }
+
+    [Theory]
+    [MemberData(nameof(Stores))]
     public async Task Publish_SameVersionTwice_ReturnsTheWinnerAndOverwritesNothing(string kind)
     {
         var store = Create(kind);

@@ -41,9 +41,11 @@ public sealed class UntrustedStoreTests : IDisposable
     [InlineData("Namespace", "other.collection")]
     [InlineData("ContentHash", 12345)]
     [InlineData("Level", 99)]
+    [InlineData("ShapesHash", 12345)]
     public async Task Refresh_TamperedRecordInTheFolder_IsRefusedNamingTheStore_AndNeverAdopted(string field, object value)
     {
         var (record, path) = await PublishAsync();
+        if (field == "ShapesHash") Assert.False(record.Shapes.IsEmpty); // movies pack: the record carries a shape table
         if (field == "Id" && record.Id == 1u) value = 2; // ids are random from 1 to 127: the tampered id must differ from the real one
         Edit(path, field, value is int i ? JsonValue.Create(i) : JsonValue.Create((string)value)!);
 
@@ -58,6 +60,35 @@ public sealed class UntrustedStoreTests : IDisposable
         Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header));
         Assert.Null(header.DictionaryId);
         Assert.NotEqual(0u, record.Id);
+    }
+
+    [Theory]
+    [InlineData("removed")]
+    [InlineData("garbage with its hash")]
+    public async Task Refresh_ShapeTableRemovedOrReplaced_IsRefusedNamingTheStore_AndNeverAdopted(string edit)
+    {
+        var (record, path) = await PublishAsync();
+        Assert.False(record.Shapes.IsEmpty);
+        var json = JsonNode.Parse(File.ReadAllText(path))!;
+        byte[] replacement = edit switch
+        {
+            "removed" => [],
+            _ => [.. record.Shapes.Span[..^1], (byte)(record.Shapes.Span[^1] ^ 0xFF)], // its hash matches; the table's own checksum breaks
+        };
+        if (replacement.Length == 0) json.AsObject().Remove("Shapes");
+        else
+        {
+            json["Shapes"] = Convert.ToBase64String(replacement);
+            json["ShapesHash"] = DictionaryRecord.ComputeContentHash(replacement);
+        }
+        File.WriteAllText(path, json.ToJsonString());
+
+        await using var engine = TestEngine.Create(new FileDictionaryStore(_directory));
+        var ns = engine.GetNamespace(Ns);
+        var ex = await Assert.ThrowsAsync<InvalidDataException>(() => ns.RefreshAsync());
+        Assert.Contains(_directory, ex.Message);
+        Assert.Contains(edit == "removed" ? "shape table is missing" : "shape table", ex.Message);
+        Assert.Null(ns.CurrentDictionary);
     }
 
     [Fact]

@@ -35,6 +35,14 @@ public sealed class FuzzTargetTests(ITestOutputHelper output)
         output.WriteLine($"{target}: {inputs.Count} seeds and regressions passed");
     }
 
+    [Fact]
+    public void EnvelopeSeeds_IncludePackedEnvelopes_SoTheFuzzerReachesTheUnpacker()
+    {
+        int packed = Targets.Seeds("envelope").Count(e => DocumentEnvelope.TryReadHeader(e, out var h) && h.Codec == CompressionCodec.PackedZstd);
+        output.WriteLine($"{packed} packed envelopes among the envelope seeds");
+        Assert.True(packed > 0, "no packed envelope among the envelope seeds");
+    }
+
     [Theory]
     [MemberData(nameof(Names))]
     public void Target_TwentyThousandSeededMutations_PassAsDocumented(string target)

@@ -52,6 +52,24 @@ public sealed class CouchbaseDictionaryStoreTests(ITestOutputHelper output) : IA
     }
 
     [Fact]
+    public async Task A_shape_table_is_stored_with_its_dictionary_and_read_back_by_a_cold_client()
+    {
+        Client a = await _target.ConnectAsync();
+        byte[] shapes = [0x53, 0x48, 0x50, 0x54, 1, 1, 0, 1, 1, 1, (byte)'a', 9, 9, 9, 9];
+        DictionaryRecord withShapes = Record(41, 1) with { Shapes = shapes, ShapesHash = DictionaryRecord.ComputeContentHash(shapes) };
+        await a.Store.PublishAsync(withShapes);
+        await a.Store.PublishAsync(Record(42, 1, ns: "travel.inventory.other"));
+
+        Client cold = await _target.ConnectAsync();
+        DictionaryRecord read = (await cold.Store.GetAsync(41))!;
+        Assert.Equal(shapes, read.Shapes.ToArray());
+        Assert.Equal(withShapes.ShapesHash, read.ShapesHash);
+        DictionaryRecord plain = (await cold.Store.GetAsync(42))!;
+        Assert.True(plain.Shapes.IsEmpty);
+        Assert.Equal(0ul, plain.ShapesHash);
+    }
+
+    [Fact]
     public async Task The_current_hint_is_only_a_hint_a_wrong_or_broken_one_is_corrected_by_probing()
     {
         Client a = await _target.ConnectAsync();

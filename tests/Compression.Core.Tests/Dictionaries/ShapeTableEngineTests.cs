@@ -1,0 +1,127 @@
+using Compression.Dictionaries;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Compression.Core.Tests.Dictionaries;
+
+/// <summary>
+/// The structure-aware step in the engine: training learns a shape table and publishes it with the dictionary when it
+/// measures smaller, writes pack documents with it, and any client, cold or not, reads them through the store.
+/// </summary>
+public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposable
+{
+    private const string Ns = "db.movies";
+    private readonly string _directory = Directory.CreateTempSubdirectory("shapes-").FullName;
+
+    public void Dispose() => Directory.Delete(_directory, recursive: true);
+
+    private static async Task<(List<(byte[] Document, byte[] Envelope)> Written, DictionaryRecord Record)> WriteMoviesAsync(CompressionEngine engine, int seed)
+    {
+        var ns = engine.GetNamespace(Ns);
+        var random = new Random(seed);
+        var written = new List<(byte[], byte[])>();
+        for (int i = 0; i < 400; i++)
+        {
+            byte[] document = TestDocuments.Movie(random);
+            written.Add((document, ns.Compress(document)));
+        }
+        await engine.WhenIdleAsync();
+        DictionaryRecord record = ns.CurrentDictionary ?? (await ns.TrainAsync()).Dictionary ?? throw new InvalidOperationException("no dictionary");
+        for (int i = 0; i < 200; i++)
+        {
+            byte[] document = TestDocuments.Movie(random);
+            written.Add((document, ns.Compress(document)));
+        }
+        return (written, record);
+    }
+
+    private static CompressionCodec Codec(byte[] envelope) =>
+        DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) ? header.Codec : throw new InvalidOperationException("not an envelope");
+
+    [Fact]
+    public async Task Training_RecordsOfOneShape_PublishesAShapeTable_WritesPacked_AndAColdClientReadsEverything()
+    {
+        var store = new FileDictionaryStore(_directory);
+        List<(byte[] Document, byte[] Envelope)> written;
+        DictionaryRecord record;
+        await using (var engine = TestEngine.Create(store))
+        {
+            (written, record) = await WriteMoviesAsync(engine, seed: 3);
+        }
+
+        Assert.False(record.Shapes.IsEmpty);
+        Assert.Equal(DictionaryRecord.ComputeContentHash(record.Shapes.Span), record.ShapesHash);
+        var stored = await new FileDictionaryStore(_directory).GetAsync(record.Id);
+        Assert.Equal(record.Shapes.ToArray(), stored!.Shapes.ToArray());
+        int packed = written.Count(w => Codec(w.Envelope) == CompressionCodec.PackedZstd);
+        output.WriteLine($"{packed} of {written.Count} envelopes packed; record {record.Id} v{record.Version}: {record.Shapes.Length}-byte shape table, held-out ratio {record.Ratio:F2}");
+        Assert.True(packed >= 150, $"{packed} envelopes packed");
+
+        // A client that never saw the dictionary: a new engine on a new store instance over the same folder.
+        await using var cold = TestEngine.Create(new FileDictionaryStore(_directory));
+        var ns = cold.GetNamespace(Ns);
+        foreach (var (document, envelope) in written)
+        {
+            await ns.EnsureDictionaryAsync(envelope);
+            Assert.Equal(document, ns.Decompress(envelope));
+        }
+    }
+
+    [Fact]
+    public async Task Training_PackDocumentsOff_PublishesNoShapeTable_AndNeverPacks()
+    {
+        var options = CompressionEngineOptionsBuilder.Fast();
+        options.Defaults.Dictionary.PackDocuments = false;
+        await using var engine = TestEngine.Create(new InMemoryDictionaryStore(), options);
+        var (written, record) = await WriteMoviesAsync(engine, seed: 4);
+        Assert.True(record.Shapes.IsEmpty);
+        Assert.Equal(0ul, record.ShapesHash);
+        Assert.DoesNotContain(written, w => Codec(w.Envelope) == CompressionCodec.PackedZstd);
+        Assert.Contains(written, w => Codec(w.Envelope) == CompressionCodec.Zstd);
+    }
+
+    [Fact]
+    public async Task Training_FormatV1_PublishesNoShapeTable()
+    {
+        var options = CompressionEngineOptionsBuilder.Fast();
+        options.Defaults.Format = EnvelopeFormat.V1;
+        await using var engine = TestEngine.Create(new InMemoryDictionaryStore(), options);
+        var (written, record) = await WriteMoviesAsync(engine, seed: 5);
+        Assert.True(record.Shapes.IsEmpty);
+        Assert.DoesNotContain(written, w => Codec(w.Envelope) == CompressionCodec.PackedZstd);
+    }
+
+    [Fact]
+    public async Task CompressionSwitchedOff_PackedDocumentsStayReadable()
+    {
+        var store = new InMemoryDictionaryStore();
+        List<(byte[] Document, byte[] Envelope)> written;
+        await using (var engine = TestEngine.Create(store))
+        {
+            (written, _) = await WriteMoviesAsync(engine, seed: 6);
+        }
+        Assert.Contains(written, w => Codec(w.Envelope) == CompressionCodec.PackedZstd);
+
+        var off = CompressionEngineOptionsBuilder.Fast();
+        off.Defaults.Codec = CompressionCodec.Stored;
+        off.Defaults.Dictionary.Enabled = false;
+        await using var reader = TestEngine.Create(store, off);
+        var ns = reader.GetNamespace(Ns);
+        foreach (var (document, envelope) in written)
+        {
+            await ns.EnsureDictionaryAsync(envelope);
+            Assert.Equal(document, ns.Decompress(envelope));
+        }
+    }
+
+    [Fact]
+    public void Options_PackedZstdAsACodecSetting_IsRefusedNamingTheKeyAndTheAllowedCodecs()
+    {
+        var options = new CompressionEngineOptions();
+        options.Defaults.Codec = CompressionCodec.PackedZstd;
+        string error = Assert.Single(options.Validate());
+        Assert.Contains("Codec", error);
+        Assert.Contains("written by the engine", error);
+        Assert.Contains("allowed: Stored, Zstd, Lz4, Snappy, Deflate, Brotli, Gzip.", error);
+    }
+}

@@ -1,0 +1,279 @@
+using System.Diagnostics;
+using System.IO.Hashing;
+using System.Text;
+using Compression.Core.Tests.Structure;
+using Compression.Internal;
+using Compression.Structure;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Compression.Core.Tests.Envelope;
+
+/// <summary>
+/// Codec 7, packed zstd (docs/format.md, docs/structure.md): written when the dictionary carries a shape table (format
+/// v2, checksum on), read back byte for byte, refused clearly when anything it needs is missing or wrong, and never
+/// wrong bytes under mutation.
+/// </summary>
+public sealed class PackedEnvelopeTests(ITestOutputHelper output)
+{
+    private static readonly DocumentCompressor V2 = new(new DocumentCompressorOptions { Format = EnvelopeFormat.V2, MinimumSize = 0 });
+
+    public static TheoryData<string> Kinds() => ["json", "bson"];
+
+    private static (List<byte[]> Training, List<byte[]> HeldOut) Data(string kind) => kind == "json"
+        ? (StructureModelTests.JsonTraining, StructureModelTests.JsonHeldOut)
+        : (StructureModelTests.BsonTraining, StructureModelTests.BsonHeldOut);
+
+    internal static ZstdDictionary Packing(string kind)
+    {
+        ZstdDictionary dictionary = StructureModelTests.Train(Data(kind).Training).Dictionary;
+        Assert.True(dictionary.HasShapeTable);
+        return dictionary;
+    }
+
+    private static EnvelopeHeader Header(byte[] envelope) =>
+        DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) ? header : throw new InvalidOperationException("not an envelope");
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void Compress_DictionaryWithShapes_WritesPackedZstd_ReadsBackByteForByte_AndIsSmallerThanPlainZstd(string kind)
+    {
+        (List<byte[]> training, List<byte[]> heldOut) = Data(kind);
+        ZstdDictionary packing = Packing(kind);
+        ZstdDictionary plain = Compression.Dictionaries.ZstdDictionaryTrainer.TryTrain(training, 8 * 1024, 76)!;
+        Assert.False(plain.HasShapeTable);
+
+        long packedBytes = 0, plainBytes = 0;
+        int packed = 0, stored = 0;
+        foreach (byte[] document in heldOut)
+        {
+            byte[] envelope = V2.Compress(document, packing);
+            EnvelopeHeader header = Header(envelope);
+            if (header.Codec == CompressionCodec.PackedZstd)
+            {
+                packed++;
+                Assert.Equal(packing.Id, header.DictionaryId);
+                Assert.True(header.HasChecksum);
+                Assert.Equal(EnvelopeFormat.V2, header.Format);
+            }
+            else if (header.Codec == CompressionCodec.Stored)
+            {
+                stored++;
+            }
+            Assert.Equal(document, V2.Decompress(envelope, packing));
+            packedBytes += envelope.Length;
+            plainBytes += V2.Compress(document, plain).Length;
+        }
+        output.WriteLine($"{kind}: {packed} of {heldOut.Count} packed, {stored} stored (tiny); {packedBytes} envelope bytes packed, {plainBytes} plain zstd with a dictionary of the same size");
+        // The generated JSON has numbers the packing keeps as text and tiny documents that are stored: most, not all, pack.
+        Assert.True(packed >= (heldOut.Count - stored) * 0.8, $"{packed} of {heldOut.Count - stored} compressed documents packed");
+        Assert.True(packedBytes < plainBytes * 0.97, $"packed {packedBytes}, plain {plainBytes}");
+    }
+
+    [Fact]
+    public void Compress_DocumentThePackingCannotReproduce_IsPlainZstdWithTheSameDictionary()
+    {
+        ZstdDictionary packing = Packing("json");
+        // Whitespace between tokens: the packing writes compact JSON only, so this document is not packed.
+        byte[] spaced = Encoding.UTF8.GetBytes("{ \"title\": \"The Night of the Hunter\", \"year\": 1955, \"rating\": 8.0, \"tags\": [\"noir\", \"thriller\"] }");
+        byte[] envelope = V2.Compress(spaced, packing);
+        EnvelopeHeader header = Header(envelope);
+        Assert.Equal(CompressionCodec.Zstd, header.Codec);
+        Assert.Equal(packing.Id, header.DictionaryId);
+        Assert.Equal(spaced, V2.Decompress(envelope, packing));
+    }
+
+    [Theory]
+    [InlineData(EnvelopeFormat.V1, true)]
+    [InlineData(EnvelopeFormat.V2, false)]
+    public void Compress_FormatV1OrNoChecksum_NeverPacks(EnvelopeFormat format, bool checksum)
+    {
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Format = format, Checksum = checksum, MinimumSize = 0 });
+        ZstdDictionary packing = Packing("json");
+        foreach (byte[] document in StructureModelTests.JsonHeldOut.Take(50))
+        {
+            byte[] envelope = compressor.Compress(document, packing);
+            Assert.NotEqual(CompressionCodec.PackedZstd, Header(envelope).Codec);
+            Assert.Equal(document, compressor.Decompress(envelope, packing));
+        }
+    }
+
+    [Fact]
+    public void Decompress_PackedEnvelope_WithTheSameDictionaryButNoShapeTable_IsRefusedNamingIt()
+    {
+        ZstdDictionary packing = Packing("json");
+        (_, List<byte[]> envelopes) = PackedOnly(StructureModelTests.JsonHeldOut, packing);
+        byte[] envelope = envelopes[0];
+        ZstdDictionary withoutShapes = ZstdDictionary.Create(packing.Id, packing.Content.Span);
+        var ex = Assert.Throws<InvalidDataException>(() => V2.Decompress(envelope, withoutShapes));
+        Assert.Contains("shape table", ex.Message);
+        Assert.Contains($"dictionary {packing.Id}", ex.Message);
+        Assert.Throws<DictionaryNotFoundException>(() => V2.Decompress(envelope));
+    }
+
+    [Fact]
+    public void ReadHeader_PackedZstdOutsideItsRules_IsCorrupt()
+    {
+        ZstdDictionary packing = Packing("json");
+        byte[] envelope = V2.Compress(StructureModelTests.JsonHeldOut[1], packing);
+        Assert.Equal(0xD7, envelope[1]); // dictionary id, checksum, v2, codec 7
+
+        byte[] v1 = (byte[])envelope.Clone();
+        v1[1] = 0xC7;
+        Assert.Contains("format v1", Assert.Throws<InvalidDataException>(() => DocumentEnvelope.TryReadHeader(v1, out _)).Message);
+
+        byte[] noChecksum = envelope[..^2];
+        noChecksum[1] = 0x97;
+        Assert.Contains("without a checksum", Assert.Throws<InvalidDataException>(() => DocumentEnvelope.TryReadHeader(noChecksum, out _)).Message);
+
+        byte[] noDictionary = [envelope[0], 0x57, .. RemoveDictionaryId(envelope)];
+        Assert.Contains("without a dictionary id", Assert.Throws<InvalidDataException>(() => DocumentEnvelope.TryReadHeader(noDictionary, out _)).Message);
+
+        // A declared length over 128 KiB: documents that large are never packed, and nothing is allocated for the claim.
+        Span<byte> header = stackalloc byte[16];
+        int at = 0;
+        header[at++] = DocumentEnvelope.Magic;
+        header[at++] = 0xD7;
+        at += Varint.Write(header[at..], 128 * 1024 + 1);
+        at += Varint.Write(header[at..], packing.Id);
+        byte[] lying = [.. header[..at], .. new byte[40], 0, 0];
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        var ex = Assert.Throws<InvalidDataException>(() => V2.Decompress(lying, packing));
+        long allocated = GC.GetAllocatedBytesForCurrentThread() - before;
+        Assert.Contains("decodes to at most 131072", ex.Message);
+        Assert.True(allocated < 16 * 1024, $"{allocated} bytes allocated for a lying header");
+    }
+
+    /// <summary>The envelope's bytes after the header byte, without the dictionary-id varint.</summary>
+    private static byte[] RemoveDictionaryId(byte[] envelope)
+    {
+        Assert.True(Varint.TryRead(envelope.AsSpan(2), out _, out int lengthBytes));
+        Assert.True(Varint.TryRead(envelope.AsSpan(2 + lengthBytes), out _, out int idBytes));
+        return [.. envelope.AsSpan(2, lengthBytes), .. envelope.AsSpan(2 + lengthBytes + idBytes)];
+    }
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void Decompress_TenThousandMutantsOfPackedEnvelopes_OnlyDocumentedExceptions_NeverWrongBytes(string kind)
+    {
+        const int Mutants = 10_000;
+        ZstdDictionary packing = Packing(kind);
+        (List<byte[]> originals, List<byte[]> envelopes) = PackedOnly(Data(kind).HeldOut, packing);
+
+        var random = new Random(kind == "json" ? 701 : 702);
+        int rejected = 0, missing = 0, exact = 0, wrong = 0;
+        var stopwatch = Stopwatch.StartNew();
+        for (int n = 0; n < Mutants;)
+        {
+            int pick = random.Next(envelopes.Count);
+            byte[] mutant = Mutate(envelopes[pick], random);
+            if (mutant.AsSpan().SequenceEqual(envelopes[pick])) continue;
+            n++;
+            byte[] result;
+            try
+            {
+                result = V2.Decompress(mutant, packing);
+            }
+            catch (InvalidDataException)
+            {
+                rejected++;
+                continue;
+            }
+            catch (DictionaryNotFoundException)
+            {
+                missing++;
+                continue;
+            }
+            if (result.AsSpan().SequenceEqual(originals[pick])) exact++;
+            else wrong++;
+        }
+        output.WriteLine($"{kind} packed envelopes: {Mutants:N0} mutants in {stopwatch.ElapsedMilliseconds} ms: {rejected} InvalidDataException, " +
+            $"{missing} DictionaryNotFoundException (a changed id), {exact} decoded to the original, {wrong} to other bytes");
+        Assert.Equal(0, wrong);
+        Assert.Equal(Mutants, rejected + missing + exact);
+    }
+
+    /// <summary>
+    /// What the 2-byte checksum keeps for packed envelopes: mutants decoded without any checksum show how many wrong
+    /// outputs the block and the packed stream's own structure let through; each of those passes v2's check with
+    /// probability 2^-16. Reported, and the structure must reject most mutants by itself.
+    /// </summary>
+    [Fact]
+    public void PackedEnvelopes_WithoutTheChecksum_StructureRejectsMostMutants_AndTheRestMeetTheShortChecksum()
+    {
+        const int Mutants = 20_000;
+        ZstdDictionary packing = Packing("json");
+        (List<byte[]> originals, List<byte[]> envelopes) = PackedOnly(StructureModelTests.JsonHeldOut, packing);
+        var random = new Random(703);
+        int rejected = 0, harmless = 0, wrong = 0, pass16 = 0;
+        for (int n = 0; n < Mutants;)
+        {
+            int pick = random.Next(envelopes.Count);
+            EnvelopeHeader header = Header(envelopes[pick]);
+            // Mutate the payload only, then decode it as the codec does (no checksum): the structure's own defence.
+            byte[] payload = envelopes[pick].AsSpan(header.HeaderLength, header.PayloadLength).ToArray();
+            byte[] mutant = Mutate(payload, random);
+            if (mutant.AsSpan().SequenceEqual(payload) || mutant.Length == 0) continue;
+            n++;
+            byte[] result = new byte[originals[pick].Length];
+            try
+            {
+                Compression.Codecs.PackedZstdCodec.Instance.Decompress(mutant, result, packing);
+            }
+            catch (InvalidDataException)
+            {
+                rejected++;
+                continue;
+            }
+            if (result.AsSpan().SequenceEqual(originals[pick]))
+            {
+                harmless++;
+                continue;
+            }
+            wrong++;
+            if ((ushort)XxHash32.HashToUInt32(result) == (ushort)XxHash32.HashToUInt32(originals[pick])) pass16++;
+        }
+        double missRate = (double)wrong / Mutants;
+        output.WriteLine($"packed json payloads, no checksum: {Mutants} mutants, {rejected} rejected by the block and the packed stream, {harmless} harmless, " +
+            $"{wrong} wrong ({missRate:P2}); {pass16} of those pass v2's 16-bit checksum; detection with it: 1 - {missRate:F4} x 2^-16 = {1 - missRate / 65536:P6}");
+        Assert.Equal(Mutants, rejected + harmless + wrong);
+        Assert.True(rejected > Mutants / 2, $"only {rejected} of {Mutants} rejected by the structure");
+        Assert.True(pass16 <= 1 + wrong / 16384, $"{pass16} of {wrong} wrong outputs pass a 16-bit check");
+    }
+
+    /// <summary>The first 60 documents that are written packed (the tiny ones are stored), and their envelopes.</summary>
+    private static (List<byte[]> Originals, List<byte[]> Envelopes) PackedOnly(List<byte[]> documents, ZstdDictionary packing)
+    {
+        var pairs = documents.Select(d => (Document: d, Envelope: V2.Compress(d, packing)))
+            .Where(p => Header(p.Envelope).Codec == CompressionCodec.PackedZstd).Take(60).ToList();
+        Assert.Equal(60, pairs.Count);
+        return (pairs.Select(p => p.Document).ToList(), pairs.Select(p => p.Envelope).ToList());
+    }
+
+    private static byte[] Mutate(byte[] bytes, Random random)
+    {
+        var list = new List<byte>(bytes);
+        switch (random.Next(6))
+        {
+            case 0:
+                for (int i = random.Next(1, 4); i > 0; i--)
+                {
+                    int bit = random.Next(list.Count * 8);
+                    list[bit / 8] ^= (byte)(1 << (bit % 8));
+                }
+                break;
+            case 1: list[random.Next(list.Count)] = (byte)random.Next(256); break;
+            case 2: list.Insert(random.Next(list.Count + 1), (byte)random.Next(256)); break;
+            case 3: list.RemoveAt(random.Next(list.Count)); break;
+            case 4:
+                int cut = random.Next(list.Count);
+                list.RemoveRange(cut, list.Count - cut);
+                break;
+            default:
+                int from = random.Next(list.Count);
+                list.AddRange(list.GetRange(from, list.Count - from));
+                break;
+        }
+        return [.. list];
+    }
+}
