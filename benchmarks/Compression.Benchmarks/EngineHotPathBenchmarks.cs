@@ -43,6 +43,9 @@ public class EngineHotPathBenchmarks
         var options = new CompressionEngineOptions();
         options.Defaults.Dictionary.MinTrainingInterval = TimeSpan.FromDays(1);
         options.Defaults.Dictionary.GrowthFactor = 1000; // no retraining while measuring
+        // The engine's own cost against the same zstd call: no shape table (packing is another codec, measured in
+        // docs/structure.md and the Serializer benchmarks).
+        options.Defaults.Dictionary.PackDocuments = false;
         _engine = new CompressionEngine(new InMemoryDictionaryStore(), options);
         _adapter = new EngineAdapter(_engine, Namespace);
         _adapter.Train(corpus.Training);
@@ -61,6 +64,7 @@ public class EngineHotPathBenchmarks
         noChecksum.Defaults.Checksum = false;
         noChecksum.Defaults.Dictionary.MinTrainingInterval = TimeSpan.FromDays(1);
         noChecksum.Defaults.Dictionary.GrowthFactor = 1000;
+        noChecksum.Defaults.Dictionary.PackDocuments = false;
         _noChecksumEngine = new CompressionEngine(_engine.Store, noChecksum);
         _noChecksum = _noChecksumEngine.GetNamespace(Namespace);
         _noChecksum.RefreshAsync().GetAwaiter().GetResult();

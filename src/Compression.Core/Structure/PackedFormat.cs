@@ -8,8 +8,14 @@ internal enum DocumentKind : byte
     /// <summary>Compact UTF-8 JSON text (no whitespace between tokens), an object at the root.</summary>
     Json = 1,
 
-    /// <summary>A BSON document, as the MongoDB serializer compresses it.</summary>
+    /// <summary>A BSON document (the MongoDB serializer with envelope format v1: BinData 0x80).</summary>
     Bson = 2,
+
+    /// <summary>
+    /// A BSON document's elements alone, without its int32 length and terminating NUL: what the MongoDB serializer
+    /// compresses with envelope format v2 (BinData 0x81). Packed exactly as the document they frame would be.
+    /// </summary>
+    BsonElements = 3,
 }
 
 /// <summary>

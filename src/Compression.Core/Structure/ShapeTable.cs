@@ -220,7 +220,8 @@ internal sealed class ShapeTable
         if (!bytes[..4].SequenceEqual(Magic)) StructureThrow.Corrupt($"Shape table does not start with the magic 'SHPT' (found {Convert.ToHexString(bytes[..4])}).");
         if (bytes[4] != FormatVersion) StructureThrow.Corrupt($"Shape table format version {bytes[4]} is not supported; this reader knows version {FormatVersion}.");
         var kind = (DocumentKind)bytes[5];
-        if (kind is not DocumentKind.Json and not DocumentKind.Bson) StructureThrow.Corrupt($"Shape table kind {bytes[5]} is unknown; allowed: 1 (JSON), 2 (BSON).");
+        if (kind is not DocumentKind.Json and not DocumentKind.Bson and not DocumentKind.BsonElements)
+            StructureThrow.Corrupt($"Shape table kind {bytes[5]} is unknown; allowed: 1 (JSON), 2 (BSON), 3 (BSON elements).");
         if (bytes[6] != 0) StructureThrow.Corrupt($"Shape table: the reserved byte is 0x{bytes[6]:x2}; this reader knows only 0.");
         ReadOnlySpan<byte> body = bytes[..^ChecksumLength];
         uint stored = BinaryPrimitives.ReadUInt32LittleEndian(bytes[^ChecksumLength..]);
@@ -290,7 +291,7 @@ internal sealed class ShapeTable
     /// quote). BSON: a name without a NUL byte.
     /// </summary>
     internal static bool IsValidKey(DocumentKind kind, ReadOnlySpan<byte> key) =>
-        kind == DocumentKind.Bson ? !key.Contains((byte)0) : JsonText.IsRawStringContent(key);
+        kind != DocumentKind.Json ? !key.Contains((byte)0) : JsonText.IsRawStringContent(key);
 
     private static string Describe(ReadOnlySpan<byte> key) => key.Length <= 32 ? Convert.ToHexString(key) : Convert.ToHexString(key[..32]) + "...";
 }

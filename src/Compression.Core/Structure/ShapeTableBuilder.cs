@@ -39,6 +39,14 @@ internal sealed class ShapeTableBuilder
     /// <summary>Counts the key lists of one sample; false when the sample is not a document the transform applies to.</summary>
     public bool Add(ReadOnlySpan<byte> sample)
     {
+        if (Kind != DocumentKind.BsonElements) return AddDocument(sample);
+        byte[] framed = new byte[sample.Length + ShapeTransform.FramingLength];
+        ShapeTransform.Frame(sample, framed);
+        return AddDocument(framed);
+    }
+
+    private bool AddDocument(ReadOnlySpan<byte> sample)
+    {
         PackScratch scratch = PackScratch.Rent();
         try
         {
@@ -86,12 +94,13 @@ internal sealed class ShapeTableBuilder
 
     /// <summary>
     /// The kind of most of <paramref name="samples"/>: BSON when a sample's first four bytes are its length and it parses
-    /// as BSON, JSON when it parses as compact JSON; null when fewer than half are either.
+    /// as BSON, JSON when it parses as compact JSON, BSON elements when it parses as BSON once framed as a document;
+    /// null when fewer than half are any one of them.
     /// </summary>
     public static DocumentKind? DetectKind(IReadOnlyCollection<byte[]> samples)
     {
         ArgumentNullException.ThrowIfNull(samples);
-        int json = 0, bson = 0;
+        int json = 0, bson = 0, elements = 0;
         PackScratch scratch = PackScratch.Rent();
         try
         {
@@ -100,7 +109,11 @@ internal sealed class ShapeTableBuilder
                 scratch.NodeCount = scratch.KeyCount = scratch.PendingCount = 0;
                 if (BsonShapeReader.TryParse(sample, scratch)) { bson++; continue; }
                 scratch.NodeCount = scratch.KeyCount = scratch.PendingCount = 0;
-                if (JsonText.TryParse(sample, scratch)) json++;
+                if (JsonText.TryParse(sample, scratch)) { json++; continue; }
+                scratch.NodeCount = scratch.KeyCount = scratch.PendingCount = 0;
+                byte[] framed = new byte[sample.Length + ShapeTransform.FramingLength];
+                ShapeTransform.Frame(sample, framed);
+                if (BsonShapeReader.TryParse(framed, scratch)) elements++;
             }
         }
         finally
@@ -108,8 +121,9 @@ internal sealed class ShapeTableBuilder
             PackScratch.Return(scratch);
         }
         int half = (samples.Count + 1) / 2;
-        if (bson >= half && bson >= json) return DocumentKind.Bson;
-        if (json >= half) return DocumentKind.Json;
+        if (bson >= half && bson >= json && bson >= elements) return DocumentKind.Bson;
+        if (json >= half && json >= elements) return DocumentKind.Json;
+        if (elements >= half) return DocumentKind.BsonElements;
         return null;
     }
 

@@ -33,6 +33,37 @@ internal sealed class ShapeTransform
     public bool TryEncode(ReadOnlySpan<byte> document, Span<byte> destination, out int written)
     {
         written = 0;
+        if (Table.Kind != DocumentKind.BsonElements) return TryEncodeDocument(document, destination, out written);
+        // BSON elements: packed as the document they frame (its length and NUL are derived, so the stream is the same).
+        if (document.Length > int.MaxValue - FramingLength) return false;
+        byte[] framed = ArrayPool<byte>.Shared.Rent(document.Length + FramingLength);
+        try
+        {
+            int length = Frame(document, framed);
+            return TryEncodeDocument(framed.AsSpan(0, length), destination[..Math.Min(destination.Length, Math.Max(0, document.Length - 1))], out written);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(framed, clearArray: true);
+        }
+    }
+
+    /// <summary>A BSON document's int32 length and terminating NUL: what <see cref="DocumentKind.BsonElements"/> leaves out.</summary>
+    internal const int FramingLength = 5;
+
+    /// <summary>Writes <paramref name="elements"/> framed as a BSON document into <paramref name="destination"/>; returns its length.</summary>
+    internal static int Frame(ReadOnlySpan<byte> elements, Span<byte> destination)
+    {
+        int length = elements.Length + FramingLength;
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(destination, length);
+        elements.CopyTo(destination[4..]);
+        destination[length - 1] = 0;
+        return length;
+    }
+
+    private bool TryEncodeDocument(ReadOnlySpan<byte> document, Span<byte> destination, out int written)
+    {
+        written = 0;
         if (document.Length < 2) return false;
         PackScratch scratch = PackScratch.Rent();
         try
@@ -60,21 +91,40 @@ internal sealed class ShapeTransform
     /// more than the destination's length.
     /// </summary>
     /// <exception cref="InvalidDataException">The packed stream is corrupt, does not belong to this table, or decodes to more than <paramref name="destination"/> holds.</exception>
-    public int Decode(ReadOnlySpan<byte> packed, Span<byte> destination) => Table.Kind == DocumentKind.Json
+    public int Decode(ReadOnlySpan<byte> packed, Span<byte> destination)
+    {
+        if (Table.Kind != DocumentKind.BsonElements) return DecodeDocument(packed, destination);
+        // BSON elements: unpack the framing document, then hand out its elements.
+        byte[] framed = ArrayPool<byte>.Shared.Rent(destination.Length + FramingLength);
+        try
+        {
+            int length = BsonUnpacker.Unpack(Table, packed, framed.AsSpan(0, destination.Length + FramingLength));
+            if (length < FramingLength) StructureThrow.Corrupt($"Packed stream decodes to a {length}-byte BSON document; the smallest has {FramingLength}.");
+            framed.AsSpan(4, length - FramingLength).CopyTo(destination);
+            return length - FramingLength;
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(framed, clearArray: true);
+        }
+    }
+
+    /// <summary>Unpacks the whole document (for BSON elements, the document that frames them).</summary>
+    private int DecodeDocument(ReadOnlySpan<byte> packed, Span<byte> destination) => Table.Kind == DocumentKind.Json
         ? JsonUnpacker.Unpack(Table, packed, destination)
         : BsonUnpacker.Unpack(Table, packed, destination);
 
     /// <summary>Parses a document of <paramref name="table"/>'s kind; false when it is not one the transform can pack exactly.</summary>
     internal static bool TryParse(ReadOnlySpan<byte> document, PackScratch scratch, ShapeTable table) => table.Kind == DocumentKind.Json
         ? JsonText.TryParse(document, scratch)
-        : BsonShapeReader.TryParse(document, scratch);
+        : BsonShapeReader.TryParse(document, scratch); // BsonElements are framed by the caller first
 
     private bool Verify(ReadOnlySpan<byte> document, ReadOnlySpan<byte> packed)
     {
         byte[] buffer = ArrayPool<byte>.Shared.Rent(document.Length);
         try
         {
-            int length = Decode(packed, buffer.AsSpan(0, document.Length));
+            int length = DecodeDocument(packed, buffer.AsSpan(0, document.Length));
             return length == document.Length && buffer.AsSpan(0, length).SequenceEqual(document);
         }
         catch (InvalidDataException)

@@ -89,7 +89,7 @@ public sealed class ShapeTableTests
     {
         { "magic", Table(b => b[0] = (byte)'X'), "magic" },
         { "version", Table(b => b[4] = 2), "format version 2" },
-        { "kind", Table(b => b[5] = 3), "kind 3" },
+        { "kind", Table(b => b[5] = 4), "kind 4" },
         { "reserved byte", Table(b => b[6] = 1), "reserved byte" },
         { "too many shapes", Raw(DocumentKind.Json, [.. Varint32(70_000)]), "shape count" },
         { "more shapes than bytes", Raw(DocumentKind.Json, [.. Varint32(5), 0]), "shape count" },
