@@ -10,7 +10,7 @@ public sealed class DictionaryOptions
     /// <summary>
     /// Whether training also learns the documents' shapes (their key lists, in a shape table published with the
     /// dictionary) and packs documents with them: keys become small ids and values are packed before zstd compresses
-    /// them with the dictionary (docs/structure.md). The table is adopted only when it measures at least 3% smaller than
+    /// them with the dictionary (docs/structure.md). The table is adopted only when it measures at least 5% smaller than
     /// the plain dictionary on held-out documents; a document the packing cannot reproduce byte for byte is written as
     /// plain zstd. Needs format v2 and the checksum (ignored otherwise), and readers of a version that knows codec 7.
     /// </summary>
