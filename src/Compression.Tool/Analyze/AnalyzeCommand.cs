@@ -187,7 +187,7 @@ internal static class AnalyzeCommand
 
             int exit = read.Skipped > 0 ? ExitFailuresFound : ExitOk;
             string verdict = analyzed.Recommended is { } best
-                ? $"recommended {best.Codec} level {best.Level}{(best.Dictionary ? " with a trained dictionary" : "")}"
+                ? $"recommended {SettingRecommender.Name(best)}"
                 : "compression does not pay: store these documents uncompressed";
             string skipped = read.Skipped > 0 ? string.Create(C, $"; {read.Skipped:N0} lines skipped as not JSON") : "";
             await error.WriteLineAsync(string.Create(C,
