@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text;
 using System.Text.Json;
+using System.Text.RegularExpressions;
 using System.Xml;
 using System.Xml.Linq;
 using Compression.Tool.Analyze;
@@ -59,7 +60,7 @@ public sealed class AnalyzeCommandTests : IDisposable
         var rows = root.GetProperty("results").EnumerateArray().ToList();
         foreach (var row in rows)
         {
-            Assert.Equal(["codec", "level", "dictionary", "ratio", "compressMBps", "decompressMBps"], row.EnumerateObject().Select(p => p.Name).ToArray());
+            Assert.Equal(["codec", "level", "dictionary", "ratio", "compressMBps", "decompressMBps", "shapes"], row.EnumerateObject().Select(p => p.Name).ToArray());
             Assert.True(row.GetProperty("ratio").GetDouble() > 0);
             Assert.True(row.GetProperty("compressMBps").GetDouble() > 0);
             Assert.True(row.GetProperty("decompressMBps").GetDouble() > 0);
@@ -67,9 +68,19 @@ public sealed class AnalyzeCommandTests : IDisposable
         string[] codecs = [.. rows.Select(r => r.GetProperty("codec").GetString()!).Distinct()];
         Assert.Equal(["stored", "zstd", "lz4", "snappy", "deflate", "gzip", "brotli"], codecs);
 
-        double Ratio(string codec, bool dictionary) => rows.First(r => r.GetProperty("codec").GetString() == codec && r.GetProperty("dictionary").GetBoolean() == dictionary).GetProperty("ratio").GetDouble();
+        double Ratio(string codec, bool dictionary, bool shapes = false) => rows.Single(r => r.GetProperty("codec").GetString() == codec
+            && r.GetProperty("dictionary").GetBoolean() == dictionary && r.GetProperty("shapes").GetBoolean() == shapes).GetProperty("ratio").GetDouble();
         Assert.InRange(Ratio("stored", false), 0.9, 1.0); // the envelope costs a few bytes
         Assert.True(Ratio("zstd", true) > Ratio("zstd", false) * 1.5, "a trained dictionary helps small repetitive records");
+
+        // Records of one shape: the row with shapes is there, beside the plain dictionary's and smaller.
+        var shaped = Assert.Single(rows, r => r.GetProperty("shapes").GetBoolean());
+        Assert.Equal("zstd", shaped.GetProperty("codec").GetString());
+        Assert.Equal(3, shaped.GetProperty("level").GetInt32());
+        Assert.True(shaped.GetProperty("dictionary").GetBoolean());
+        Assert.True(Ratio("zstd", true, shapes: true) > Ratio("zstd", true), "packing records of one shape beats the plain dictionary");
+        Assert.True(root.GetProperty("shapeCount").GetInt32() >= 1);
+        Assert.False(root.TryGetProperty("shapesNote", out _));
         Assert.True(limit > Ratio("zstd", false), "the whole-corpus limit beats per-document compression");
 
         var online = root.GetProperty("online");
@@ -89,6 +100,34 @@ public sealed class AnalyzeCommandTests : IDisposable
         foreach (string codec in new[] { "stored", "zstd", "lz4", "snappy", "deflate", "gzip", "brotli" }) Assert.Contains($"| {codec} |", output);
         Assert.Contains("limit (whole corpus", output);
         Assert.Contains("recommended:", output);
+        Assert.Contains("| zstd | 3 | yes | ", output);
+        Assert.Contains("| zstd | 3 | yes + shapes | ", output);
+        Assert.Matches(@"; rows with shapes: a shape table of \d+ shapes? and its own dictionary, trained on the same documents; checksum on;", output);
+    }
+
+    [Fact]
+    public void Analyze_Table_Online_SaysTheOnlineRatioAsAShareOfTheLimit()
+    {
+        string path = WriteCorpus(300, seed: 5);
+        var (exit, output, error) = Run("analyze", path, "--quick", "--online");
+        Assert.True(exit == 0, error);
+        Match limit = Regex.Match(output, @"limit \(whole corpus as one zstd-3 frame\): ([0-9.]+)");
+        Match online = Regex.Match(output, @"online \(file order through the dictionary engine, bootstrap included\): ratio ([0-9.]+), ([0-9.]+) of the limit");
+        Assert.True(limit.Success && online.Success, output);
+        double share = double.Parse(online.Groups[2].Value, CultureInfo.InvariantCulture);
+        double expected = double.Parse(online.Groups[1].Value, CultureInfo.InvariantCulture) / double.Parse(limit.Groups[1].Value, CultureInfo.InvariantCulture);
+        Assert.Equal(expected, share, 0.01); // from the printed (rounded) ratios
+    }
+
+    [Fact]
+    public void Analyze_Table_NoChecksum_SaysOnceWhyThereAreNoRowsWithShapes()
+    {
+        string path = WriteCorpus(300, seed: 6);
+        var (exit, output, error) = Run("analyze", path, "--quick", "--no-checksum");
+        Assert.True(exit == 0, error);
+        Assert.Single(Regex.Matches(output, "rows with shapes not measured: packing documents needs the checksum"));
+        Assert.Contains("| zstd | 3 | yes | ", output);
+        Assert.DoesNotContain("shapes |", output, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -170,6 +209,9 @@ public sealed class AnalyzeCommandTests : IDisposable
         Assert.Contains("compress speed, MB/s", svgText);
         Assert.Contains("compression ratio", svgText);
         Assert.Contains("(recommended)", svgText);
+        Assert.Contains("zstd-3 +dict+shapes: ratio ", html); // the points' titles
+        Assert.Contains("zstd-3 +dict: ratio ", html);
+        Assert.Single(tableRows, r => r.Elements().ElementAt(2).Value == "yes + shapes");
 
         // The recommendation and its snippet, which is JSON naming the recommended codec.
         Assert.Equal(recommendation, document.Descendants().Single(e => (string?)e.Attribute("id") == "recommendation").Value);
@@ -180,7 +222,33 @@ public sealed class AnalyzeCommandTests : IDisposable
         Assert.True(compressor.GetProperty("Level").GetInt32() >= 0);
         Assert.True(compressor.GetProperty("Checksum").GetBoolean());
         bool dictionary = recommendation.Contains("with a trained dictionary", StringComparison.Ordinal);
-        Assert.Equal(dictionary, settings.RootElement.GetProperty("Compression").GetProperty("Defaults").GetProperty("Dictionary").GetProperty("Enabled").GetBoolean());
+        var dictionarySettings = settings.RootElement.GetProperty("Compression").GetProperty("Defaults").GetProperty("Dictionary");
+        Assert.Equal(dictionary, dictionarySettings.GetProperty("Enabled").GetBoolean());
+        if (dictionary) // packing is on by default: the snippet says whether the recommended row packed
+            Assert.Equal(recommendation.Contains("with a trained dictionary and shapes", StringComparison.Ordinal), dictionarySettings.GetProperty("PackDocuments").GetBoolean());
+    }
+
+    [Fact]
+    public void HtmlReport_RecommendedRowWithShapes_SnippetPacksDocuments()
+    {
+        CodecResult plain = new("zstd", 3, true, 4.5, 140, 500), best = new("zstd", 3, true, 5.4, 90, 350, Shapes: true);
+        var result = new AnalyzeResult
+        {
+            Documents = 1000, RawBytes = 400_000, LimitRatio = 7, TrainDocuments = 200, TestDocuments = 800, DictionarySize = 16384, ShapeCount = 2,
+            Checksum = true, Seed = 42, Recommendation = "zstd level 3 with a trained dictionary and shapes", Recommended = best, MaxDictionarySize = 65536,
+            Results = [new CodecResult("zstd", 3, false, 1.3, 60, 200), plain, best],
+        };
+        using var snippet = JsonDocument.Parse(AnalyzeHtmlReport.ToAppSettings(result));
+        var dictionary = snippet.RootElement.GetProperty("Compression").GetProperty("Defaults").GetProperty("Dictionary");
+        Assert.True(dictionary.GetProperty("Enabled").GetBoolean());
+        Assert.True(dictionary.GetProperty("PackDocuments").GetBoolean());
+        Assert.Equal(65536, dictionary.GetProperty("DictionarySize").GetInt32());
+
+        string html = AnalyzeHtmlReport.ToHtml(result, "x.jsonl", DateTimeOffset.UnixEpoch);
+        Assert.Contains("<td>yes + shapes</td>", html);
+        Assert.Contains("rows with shapes: a shape table of 2 shapes", html);
+        Assert.Contains("pale: zstd with the dictionary and shapes", html);
+        Assert.Contains("with shape tables (PackDocuments;", html);
     }
 
     [Fact]
@@ -234,6 +302,7 @@ public sealed class AnalyzeCommandTests : IDisposable
             Assert.Equal("Zstd", defaults.GetProperty("Codec").GetString());
             Assert.False(defaults.GetProperty("Checksum").GetBoolean());
             Assert.Equal(16384, defaults.GetProperty("Dictionary").GetProperty("DictionarySize").GetInt32());
+            Assert.False(defaults.GetProperty("Dictionary").GetProperty("PackDocuments").GetBoolean()); // the plain dictionary was measured
         }
         finally
         {

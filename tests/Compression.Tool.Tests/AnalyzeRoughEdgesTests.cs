@@ -300,6 +300,6 @@ public sealed class AnalyzeRoughEdgesTests : IDisposable
         Assert.Contains("docz analyze: measuring done", lines);
         Assert.Contains("docz analyze: online replay (documents) (300)", lines);
         Assert.Contains("docz analyze: online replay (documents) 300/300 (100%)", lines);
-        Assert.Matches(@"^docz analyze: orders\.jsonl: 300 documents, 8 settings measured in [0-9.]+ s; recommended .+; exit code 0\.$", lines[^1]);
+        Assert.Matches(@"^docz analyze: orders\.jsonl: 300 documents, 9 settings measured in [0-9.]+ s; recommended .+; exit code 0\.$", lines[^1]);
     }
 }

@@ -13,6 +13,9 @@ public sealed class SettingRecommenderTests
 {
     private static CodecResult Row(string codec, int level, bool dictionary, double ratio, double compressMBps) => new(codec, level, dictionary, ratio, compressMBps, 500);
 
+    /// <summary>zstd with a structure model's dictionary: documents packed with its shape table first.</summary>
+    private static CodecResult Shaped(int level, double ratio, double compressMBps) => new("zstd", level, true, ratio, compressMBps, 300, Shapes: true);
+
     [Fact]
     public void Recommend_NoSettingMakesTheDocumentsSmaller_RecommendsStoringThemUncompressed()
     {
@@ -92,6 +95,45 @@ public sealed class SettingRecommenderTests
         Assert.Equal([3, 4], SettingRecommender.ToRetime(rows).ToArray());
     }
 
+    [Fact]
+    public void Recommend_ShapesRowSmallerAndAboveTheLine_Wins_ComparedWithTheRowsWithoutShapes()
+    {
+        // The row with shapes comes first: the baselines of the sentence must still be the rows without them.
+        CodecResult[] rows = [Shaped(3, 6.00, 90), Row("lz4", 0, false, 1.10, 400), Row("zstd", 3, false, 1.50, 120), Row("zstd", 3, true, 5.00, 140)];
+        var (best, reason) = SettingRecommender.Recommend(rows);
+        Assert.Equal(Shaped(3, 6.00, 90), best);
+        Assert.StartsWith("zstd level 3 with a trained dictionary and shapes: ratio 6.00 at 90 MB/s compress, 4.0x zstd-3 without a dictionary, 1.20x zstd-3 with a dictionary but no shapes; ", reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Recommend_ShapesRowBelowTheLine_LosesToThePlainDictionaryAboveIt()
+    {
+        CodecResult[] rows = [Row("zstd", 3, false, 1.50, 120), Row("zstd", 3, true, 5.00, 60), Shaped(3, 6.00, 30)];
+        var (best, reason) = SettingRecommender.Recommend(rows);
+        Assert.Equal(Row("zstd", 3, true, 5.00, 60), best);
+        Assert.StartsWith("zstd level 3 with a trained dictionary: ratio 5.00", reason, StringComparison.Ordinal);
+        Assert.DoesNotContain("shapes", reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Recommend_PlainZstdBaseline_IsNeverARowWithShapes()
+    {
+        // Only rows with shapes besides the baseline: the "without a dictionary" figure is the plain zstd-3 row's, and a
+        // shapes row at another level has no plain dictionary row to compare with, so nothing is made up.
+        CodecResult[] rows = [Shaped(3, 4.00, 300), Shaped(1, 5.00, 200), Row("zstd", 3, false, 2.00, 150)];
+        var (best, reason) = SettingRecommender.Recommend(rows);
+        Assert.Equal(Shaped(1, 5.00, 200), best);
+        Assert.Contains("zstd level 1 with a trained dictionary and shapes: ratio 5.00 at 200 MB/s compress, 2.5x zstd-3 without a dictionary; ", reason, StringComparison.Ordinal);
+        Assert.DoesNotContain("but no shapes", reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void ToRetime_ARowWithShapesNearTheLine_IsTimedAgain()
+    {
+        CodecResult[] rows = [Row("lz4", 0, false, 1.20, 400), Row("zstd", 3, true, 5.00, 150), Shaped(3, 6.00, 60)];
+        Assert.Equal([2], SettingRecommender.ToRetime(rows).ToArray());
+    }
+
     /// <summary>Documents of one length each, so a target speed in MB/s gives the pass time exactly.</summary>
     private static List<byte[]> SameLengthProducts(int count, int length)
     {
@@ -123,15 +165,26 @@ public sealed class SettingRecommenderTests
         }
     }
 
-    private static (AnalyzeResult Result, ScriptedTimer Timer) AnalyzeWithDictionarySpeeds(params double[] dictionaryMBps)
+    /// <summary>
+    /// The quick analysis with the plain dictionary row's compress timings scripted; the row with shapes is slow (10 MB/s:
+    /// far under the line, never re-timed or recommended) unless <paramref name="shapesMBps"/> scripts it.
+    /// </summary>
+    private static (AnalyzeResult Result, ScriptedTimer Timer) AnalyzeWithDictionarySpeeds(double[] dictionaryMBps, double[]? shapesMBps = null)
     {
         List<byte[]> documents = SameLengthProducts(200, 300);
         long testBytes = 160 * 300L; // the seeded 80% every row is measured on
-        var timer = new ScriptedTimer(testBytes, 1000, new() { ["zstd 3 dictionary compress"] = new Queue<double>(dictionaryMBps) });
+        var timer = new ScriptedTimer(testBytes, 1000, new()
+        {
+            ["zstd 3 dictionary compress"] = new Queue<double>(dictionaryMBps),
+            ["zstd 3 dictionary shapes compress"] = new Queue<double>(shapesMBps ?? [10]),
+        });
         AnalyzeResult result = CorpusAnalyzer.Analyze(documents, new AnalyzeSettings { Quick = true }, AnalyzeProgress.None, timer);
         Assert.Equal(160, result.TestDocuments);
+        Assert.Single(result.Results, r => r.Shapes); // these records pack: the row with shapes is there
         return (result, timer);
     }
+
+    private static (AnalyzeResult Result, ScriptedTimer Timer) AnalyzeWithDictionarySpeeds(params double[] dictionaryMBps) => AnalyzeWithDictionarySpeeds(dictionaryMBps, null);
 
     [Fact]
     public void Analyze_OneSlowTimingOfTheBestSetting_IsOutvotedByTwoMoreTimings()
@@ -139,7 +192,7 @@ public sealed class SettingRecommenderTests
         // The dictionary's first timing comes in at 30 MB/s (a busy machine); timed again it makes 55 and 60.
         var (result, timer) = AnalyzeWithDictionarySpeeds(30, 55, 60);
         Assert.Equal(3, timer.Calls.Count(c => c == "zstd 3 dictionary compress"));
-        CodecResult dictionary = Assert.Single(result.Results, r => r.Dictionary);
+        CodecResult dictionary = Assert.Single(result.Results, r => r.Dictionary && !r.Shapes);
         Assert.Equal(55, dictionary.CompressMBps, 6); // the median
         Assert.Equal(dictionary, result.Recommended);
         Assert.Contains(result.Results, r => SettingRecommender.Pays(r) && !r.Dictionary && r.CompressMBps >= 100); // there was a fast alternative
@@ -149,11 +202,27 @@ public sealed class SettingRecommenderTests
     public void Analyze_OneFastTimingOfASlowSetting_IsOutvotedToo()
     {
         var (result, _) = AnalyzeWithDictionarySpeeds(45, 20, 22);
-        CodecResult dictionary = Assert.Single(result.Results, r => r.Dictionary);
+        CodecResult dictionary = Assert.Single(result.Results, r => r.Dictionary && !r.Shapes);
         Assert.Equal(22, dictionary.CompressMBps, 6);
         Assert.NotNull(result.Recommended);
         Assert.False(result.Recommended.Dictionary, result.Recommendation);
         Assert.True(result.Recommended.CompressMBps >= SettingRecommender.ClearsMBps);
+    }
+
+    [Fact]
+    public void Analyze_OneSlowTimingOfTheRowWithShapes_IsOutvoted_AndThatRowIsRecommended()
+    {
+        // Timed under its own label: the plain dictionary's script does not touch it, nor it the plain dictionary's.
+        var (result, timer) = AnalyzeWithDictionarySpeeds([500], [30, 55, 60]);
+        Assert.Equal(3, timer.Calls.Count(c => c == "zstd 3 dictionary shapes compress"));
+        Assert.Single(timer.Calls, c => c == "zstd 3 dictionary compress");
+        CodecResult shapes = Assert.Single(result.Results, r => r.Shapes);
+        CodecResult plain = Assert.Single(result.Results, r => r.Dictionary && !r.Shapes);
+        Assert.Equal(55, shapes.CompressMBps, 6);
+        Assert.Equal(500, plain.CompressMBps, 6);
+        Assert.True(shapes.Ratio > plain.Ratio, $"shapes {shapes.Ratio:F3}, plain dictionary {plain.Ratio:F3}");
+        Assert.Equal(shapes, result.Recommended);
+        Assert.StartsWith("zstd level 3 with a trained dictionary and shapes: ", result.Recommendation, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -62,7 +62,8 @@ internal static class AnalyzeHtmlReport
         string dictionary = result.DictionarySize > 0
             ? string.Create(C, $"dictionary of {result.DictionarySize:N0} B trained on the other {result.TrainDocuments:N0}")
             : string.Create(C, $"no dictionary: the other {result.TrainDocuments:N0} documents are too few to train one");
-        sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"every row measured on the same {result.TestDocuments:N0} documents (seeded 80%); {dictionary}; checksum {(result.Checksum ? "on" : "off")}; seed {result.Seed}"))}</p>");
+        sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"every row measured on the same {result.TestDocuments:N0} documents (seeded 80%); {dictionary}{AnalyzeReport.Shapes(result)}; checksum {(result.Checksum ? "on" : "off")}; seed {result.Seed}"))}</p>");
+        if (result.ShapesNote is { } note) sb.AppendLine(C, $"<p class=\"meta\">{E(note)}</p>");
         sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"measured {generated.ToUniversalTime():yyyy-MM-dd HH:mm} UTC by docz analyze; ratio = raw bytes / envelope bytes (envelope included), speeds in MB/s of raw bytes (10^6 B/s), one thread"))}</p>");
         sb.AppendLine("</header>");
 
@@ -74,14 +75,14 @@ internal static class AnalyzeHtmlReport
         foreach (var r in result.Results)
         {
             string row = r == result.Recommended ? " class=\"recommended\"" : "";
-            sb.AppendLine(C, $"<tr{row}><td>{E(r.Codec)}</td><td class=\"n\">{r.Level}</td><td>{(r.Dictionary ? "yes" : "no")}</td><td class=\"n\">{r.Ratio:F2}</td><td class=\"n\">{r.CompressMBps:F1}</td><td class=\"n\">{r.DecompressMBps:F1}</td></tr>");
+            sb.AppendLine(C, $"<tr{row}><td>{E(r.Codec)}</td><td class=\"n\">{r.Level}</td><td>{AnalyzeReport.DictionaryCell(r)}</td><td class=\"n\">{r.Ratio:F2}</td><td class=\"n\">{r.CompressMBps:F1}</td><td class=\"n\">{r.DecompressMBps:F1}</td></tr>");
         }
         sb.AppendLine("</tbody>");
         sb.AppendLine("</table>");
         sb.AppendLine(C, $"<p>{E(string.Create(C, $"limit (whole corpus as one zstd-{result.LimitLevel} frame): {result.LimitRatio:F2}"))}</p>");
         if (result.Online is { } online)
         {
-            sb.AppendLine(C, $"<p>{E(string.Create(C, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}"))}</p>");
+            sb.AppendLine(C, $"<p>{E(string.Create(C, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}{AnalyzeReport.OfTheLimit(result, online)}"))}</p>");
             if (online.Versions.Count > 0)
             {
                 sb.AppendLine("<ul>");
@@ -115,7 +116,12 @@ internal static class AnalyzeHtmlReport
     {
         CodecResult best = result.Recommended ?? throw new ArgumentException("The result holds no recommended setting.", nameof(result));
         var dictionary = new JsonObject { [nameof(DictionaryOptions.Enabled)] = best.Dictionary };
-        if (best.Dictionary) dictionary[nameof(DictionaryOptions.DictionarySize)] = result.MaxDictionarySize;
+        if (best.Dictionary)
+        {
+            dictionary[nameof(DictionaryOptions.DictionarySize)] = result.MaxDictionarySize;
+            // Packing is on by default: said either way, so the engine does what was measured.
+            dictionary[nameof(DictionaryOptions.PackDocuments)] = best.Shapes;
+        }
         var root = new JsonObject
         {
             [SectionName] = new JsonObject
@@ -133,8 +139,10 @@ internal static class AnalyzeHtmlReport
     }
 
     private static string SnippetNote(CodecResult best) =>
-        (best.Dictionary
-            ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size. "
+        (best.Shapes
+            ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size with shape tables (PackDocuments; a table is kept when it measures at least 3% smaller on held-out documents, and documents are packed only with format v2 and the checksum). "
+            : best.Dictionary
+            ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size, without shape tables (PackDocuments off: the measured setting). "
             : "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, without dictionaries (the measured setting; the engine uses dictionaries with zstd only). ") +
         "Put it in appsettings.json; services.AddDocumentCompression(configuration) binds and validates it at start-up (docs/configuration.md).";
 
@@ -201,9 +209,11 @@ internal static class AnalyzeHtmlReport
         {
             string color = Colors.GetValueOrDefault(r.Codec, "#333");
             bool isBest = r == result.Recommended;
-            string fill = r.Dictionary ? "#fff" : color;
+            // Filled: no dictionary; hollow: the dictionary; pale: the dictionary and shapes.
+            string fill = r.Dictionary && !r.Shapes ? "#fff" : color;
+            string opacity = r.Shapes ? " fill-opacity=\"0.35\"" : "";
             string extra = isBest ? " class=\"recommended\"" : "";
-            sb.AppendLine(C, $"<circle{extra} cx=\"{X(r.CompressMBps):F1}\" cy=\"{Y(r.Ratio):F1}\" r=\"{(isBest ? 7 : 4.5)}\" fill=\"{fill}\" stroke=\"{(isBest ? "#d62728" : color)}\" stroke-width=\"{(isBest ? 3 : 2)}\"><title>{E(string.Create(C, $"{Label(r)}: ratio {r.Ratio:F2}, compress {r.CompressMBps:F1} MB/s, decompress {r.DecompressMBps:F1} MB/s"))}</title></circle>");
+            sb.AppendLine(C, $"<circle{extra} cx=\"{X(r.CompressMBps):F1}\" cy=\"{Y(r.Ratio):F1}\" r=\"{(isBest ? 7 : 4.5)}\" fill=\"{fill}\"{opacity} stroke=\"{(isBest ? "#d62728" : color)}\" stroke-width=\"{(isBest ? 3 : 2)}\"><title>{E(string.Create(C, $"{Label(r)}: ratio {r.Ratio:F2}, compress {r.CompressMBps:F1} MB/s, decompress {r.DecompressMBps:F1} MB/s"))}</title></circle>");
         }
         foreach (var r in order)
         {
@@ -239,7 +249,8 @@ internal static class AnalyzeHtmlReport
         foreach (string codec in rows.Select(r => r.Codec).Distinct())
             sb.Append(C, $"<span class=\"swatch\" style=\"background: {Colors.GetValueOrDefault(codec, "#333")}\"></span> {E(codec)} &#160; ");
         sb.AppendLine("</p>");
-        sb.AppendLine("<p class=\"meta\">Filled: without a dictionary; hollow: zstd with the trained dictionary. The ringed point is the recommended setting; the dashed line is the speed the recommendation requires.</p>");
+        string shapes = rows.Any(r => r.Shapes) ? "; pale: zstd with the dictionary and shapes (documents packed first)" : "";
+        sb.AppendLine(C, $"<p class=\"meta\">Filled: without a dictionary; hollow: zstd with the trained dictionary{shapes}. The ringed point is the recommended setting; the dashed line is the speed the recommendation requires.</p>");
     }
 
     /// <summary>Where a label may go relative to its point (baseline offset; End = text ends there), nearest first.</summary>
@@ -261,7 +272,7 @@ internal static class AnalyzeHtmlReport
         a.X1 < b.X2 && b.X1 < a.X2 && a.Y1 < b.Y2 && b.Y1 < a.Y2;
 
     private static string Label(CodecResult r) =>
-        (r.Codec is "stored" or "snappy" ? r.Codec : string.Create(C, $"{r.Codec}-{r.Level}")) + (r.Dictionary ? " +dict" : "");
+        (r.Codec is "stored" or "snappy" ? r.Codec : string.Create(C, $"{r.Codec}-{r.Level}")) + (r.Shapes ? " +dict+shapes" : r.Dictionary ? " +dict" : "");
 
     /// <summary>1, 2, 2.5 or 5 times a power of ten, at least <paramref name="raw"/>.</summary>
     private static double NiceStep(double raw)

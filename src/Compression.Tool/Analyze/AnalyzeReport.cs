@@ -27,23 +27,35 @@ internal static class AnalyzeReport
         string dictionary = result.DictionarySize > 0
             ? $"dictionary of {result.DictionarySize:N0} B trained on the other {result.TrainDocuments:N0}"
             : $"no dictionary: the other {result.TrainDocuments:N0} documents are too few to train one";
-        sb.AppendLine(c, $"every row measured on the same {result.TestDocuments:N0} documents (seeded 80%); {dictionary}; checksum {(result.Checksum ? "on" : "off")}; seed {result.Seed}");
+        sb.AppendLine(c, $"every row measured on the same {result.TestDocuments:N0} documents (seeded 80%); {dictionary}{Shapes(result)}; checksum {(result.Checksum ? "on" : "off")}; seed {result.Seed}");
+        if (result.ShapesNote is { } note) sb.AppendLine(note);
         sb.AppendLine();
         sb.AppendLine("| codec | level | dictionary | ratio | compress MB/s | decompress MB/s |");
         sb.AppendLine("|---|---:|---|---:|---:|---:|");
         foreach (var r in result.Results)
-            sb.AppendLine(c, $"| {r.Codec} | {r.Level} | {(r.Dictionary ? "yes" : "no")} | {r.Ratio:F2} | {r.CompressMBps:F1} | {r.DecompressMBps:F1} |");
+            sb.AppendLine(c, $"| {r.Codec} | {r.Level} | {DictionaryCell(r)} | {r.Ratio:F2} | {r.CompressMBps:F1} | {r.DecompressMBps:F1} |");
         sb.AppendLine();
         sb.AppendLine(c, $"limit (whole corpus as one zstd-{result.LimitLevel} frame): {result.LimitRatio:F2}");
         if (result.Online is { } online)
         {
-            sb.AppendLine(c, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}");
+            sb.AppendLine(c, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}{OfTheLimit(result, online)}");
             foreach (var v in online.Versions)
                 sb.AppendLine(c, $"  version {v.Version} (id {v.Id}) adopted after {v.AfterDocuments:N0} documents, held-out ratio {v.Ratio:F2}");
         }
         sb.AppendLine(c, $"recommended: {result.Recommendation}");
         return sb.ToString();
     }
+
+    /// <summary>The dictionary column: <c>no</c>, <c>yes</c>, or <c>yes + shapes</c> (documents packed with the shape table first).</summary>
+    internal static string DictionaryCell(CodecResult r) => r.Shapes ? "yes + shapes" : r.Dictionary ? "yes" : "no";
+
+    /// <summary>The header's words on the shape table of the rows with shapes; empty when there are none.</summary>
+    internal static string Shapes(AnalyzeResult result) =>
+        result.ShapeCount is { } n ? string.Create(CultureInfo.InvariantCulture, $"; rows with shapes: a shape table of {n:N0} shape{(n == 1 ? "" : "s")} and its own dictionary, trained on the same documents") : "";
+
+    /// <summary>The online ratio as a share of the limit (what the replay reaches of what no per-document scheme can beat).</summary>
+    internal static string OfTheLimit(AnalyzeResult result, OnlineResult online) =>
+        result.LimitRatio > 0 ? string.Create(CultureInfo.InvariantCulture, $", {online.Ratio / result.LimitRatio:F3} of the limit") : "";
 
     /// <summary>The hidden <c>--sweep</c> output: markdown tables for docs/dictionary-defaults.md.</summary>
     public static string ToSweepTables(SweepResult result, string name)

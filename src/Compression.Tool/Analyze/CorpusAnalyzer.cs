@@ -1,6 +1,7 @@
 using System.Globalization;
 using System.Text.Json.Serialization;
 using Compression.Dictionaries;
+using Compression.Structure;
 using ZstdSharp;
 
 namespace Compression.Tool.Analyze;
@@ -14,7 +15,12 @@ internal sealed record AnalyzeSettings
     public double TrainFraction { get; init; } = 0.2;
 }
 
-internal sealed record CodecResult(string Codec, int Level, bool Dictionary, double Ratio, double CompressMBps, double DecompressMBps);
+/// <summary>
+/// One measured setting. <paramref name="Shapes"/>: zstd with the dictionary of a structure model, so documents are packed
+/// with its shape table first (envelope codec 7, docs/structure.md) and fall back to zstd with the same dictionary where
+/// packing does not reproduce them; <paramref name="Dictionary"/> is then true as well.
+/// </summary>
+internal sealed record CodecResult(string Codec, int Level, bool Dictionary, double Ratio, double CompressMBps, double DecompressMBps, bool Shapes = false);
 
 internal sealed record OnlineVersionResult(uint Id, int Version, long AfterDocuments, double Ratio);
 
@@ -40,6 +46,13 @@ internal sealed record AnalyzeResult
     public required int TrainDocuments { get; init; }
     public required int TestDocuments { get; init; }
     public required int DictionarySize { get; init; }
+
+    /// <summary>Shapes in the table of the rows with shapes; null when there are none (<see cref="ShapesNote"/> says why).</summary>
+    public int? ShapeCount { get; init; }
+
+    /// <summary>Why there are no rows with shapes (packing needs the checksum, too few documents, no shape table trained); null when there are.</summary>
+    public string? ShapesNote { get; init; }
+
     public required bool Checksum { get; init; }
     public required int Seed { get; init; }
     public required string Recommendation { get; init; }
@@ -62,7 +75,8 @@ internal sealed record InputSummary(long Lines, long SkippedLines, IReadOnlyList
 
 /// <summary>
 /// Measures codecs on a corpus. Every row is measured on the same 80% of the documents (a seeded split); the zstd
-/// dictionary is trained on the other 20%. Ratio = raw bytes / envelope bytes (envelope included). Speeds are of raw
+/// dictionary, and the structure model (shape table and a dictionary trained on packed documents) of the rows with
+/// shapes, are trained on the other 20%. Ratio = raw bytes / envelope bytes (envelope included). Speeds are of raw
 /// bytes, one thread, MB = 10^6 bytes, averaged over repeated passes after a warm-up (<see cref="ClockPassTimer"/>);
 /// a setting whose speed lies near the recommendation's line is timed three times and given the median.
 /// </summary>
@@ -105,8 +119,9 @@ internal static class CorpusAnalyzer
         int[] dictionaryLevels = settings.Quick ? QuickDictionaryLevels : FullDictionaryLevels;
         int limitLevel = settings.Quick ? 3 : 19;
 
-        // Steps: each setting, the training, each dictionary level, the limit; re-timings are added when known.
-        long total = cases.Length + 1 + dictionaryLevels.Length + 1, done = 0;
+        // Steps: each setting, the training, each dictionary level, with the checksum the structure training and each
+        // level with shapes (packing needs the checksum), the limit; re-timings are added when known.
+        long total = cases.Length + 1 + dictionaryLevels.Length + (settings.Checksum ? 1 + dictionaryLevels.Length : 0) + 1, done = 0;
         progress.Start("measuring", total);
         void Step(string what)
         {
@@ -142,6 +157,36 @@ internal static class CorpusAnalyzer
             done += dictionaryLevels.Length;
         }
 
+        // The same dictionary levels with shapes: a structure model trained on the same share at the same size, as the
+        // engine's training does. Measure packs through DocumentCompressor (format v2) because its dictionary has a table.
+        StructureModel? model = null;
+        string? shapesNote = null;
+        if (!settings.Checksum)
+        {
+            shapesNote = "rows with shapes not measured: packing documents needs the checksum (--no-checksum turns it off)";
+        }
+        else
+        {
+            Step("learning shapes and training a dictionary on the packed documents");
+            model = dictionarySize >= ZstdDictionary.MinimumSize ? StructureTrainer.TryTrain(train, dictionarySize, 2) : null;
+            if (model is not null)
+            {
+                foreach (int level in dictionaryLevels)
+                {
+                    Step($"zstd level {level} with the dictionary and shapes");
+                    results.Add(Measure(test, CompressionCodec.Zstd, level, model.Dictionary, settings.Checksum, budget, timer));
+                    measured.Add((CompressionCodec.Zstd, model.Dictionary));
+                }
+            }
+            else
+            {
+                done += dictionaryLevels.Length;
+                shapesNote = dictionarySize < ZstdDictionary.MinimumSize
+                    ? "no rows with shapes: too few documents to train a dictionary"
+                    : "no rows with shapes: no shape table trained (packing takes compact JSON objects or BSON documents, and at least half of the training documents must be one)";
+            }
+        }
+
         // Timing noise must not decide: the settings near the speed line that could be recommended are timed twice more.
         int[] retime = [.. SettingRecommender.ToRetime(results)];
         total += retime.Length * 2L;
@@ -151,7 +196,7 @@ internal static class CorpusAnalyzer
             var speeds = new List<double>(3) { row.CompressMBps };
             for (int again = 0; again < 2; again++)
             {
-                Step($"{row.Codec} level {row.Level}{(row.Dictionary ? " with the dictionary" : "")} again (near the {SettingRecommender.LineMBps:F0} MB/s line)");
+                Step($"{Describe(row)} again (near the {SettingRecommender.LineMBps:F0} MB/s line)");
                 speeds.Add(TimeCompress(test, measured[i].Codec, row.Level, measured[i].Dictionary, settings.Checksum, budget, timer));
             }
             speeds.Sort();
@@ -174,6 +219,8 @@ internal static class CorpusAnalyzer
             TrainDocuments = train.Length,
             TestDocuments = test.Length,
             DictionarySize = dictionary?.Content.Length ?? 0,
+            ShapeCount = model?.Table.Count,
+            ShapesNote = shapesNote,
             Checksum = settings.Checksum,
             Seed = settings.Seed,
             Recommendation = recommendation,
@@ -278,6 +325,7 @@ internal static class CorpusAnalyzer
         byte[] output = new byte[documents.Max(d => d.Length)];
         long raw = documents.Sum(d => (long)d.Length);
         string name = CodecName(codec);
+        bool shapes = dictionary is { HasShapeTable: true };
 
         void CompressAll()
         {
@@ -298,7 +346,7 @@ internal static class CorpusAnalyzer
             }
         }
 
-        double compressSeconds = timer.SecondsPerPass(PassTimer.Label(name, level, dictionary is not null, decompress: false), CompressAll, budget);
+        double compressSeconds = timer.SecondsPerPass(PassTimer.Label(name, level, dictionary is not null, decompress: false, shapes), CompressAll, budget);
         long envelopeBytes = offsets[^1];
         for (int i = 0; i < documents.Length; i++)
         {
@@ -306,8 +354,8 @@ internal static class CorpusAnalyzer
             compressor.TryDecompress(envelopes.AsSpan(offsets[i], offsets[i + 1] - offsets[i]), output, out int n, dictionary);
             if (!output.AsSpan(0, n).SequenceEqual(documents[i])) throw new InvalidOperationException($"{codec} level {level} did not round-trip document {i}.");
         }
-        double decompressMBps = timeDecompression ? raw / timer.SecondsPerPass(PassTimer.Label(name, level, dictionary is not null, decompress: true), DecompressAll, budget) / 1e6 : 0;
-        return new CodecResult(name, level, dictionary is not null, (double)raw / envelopeBytes, raw / compressSeconds / 1e6, decompressMBps);
+        double decompressMBps = timeDecompression ? raw / timer.SecondsPerPass(PassTimer.Label(name, level, dictionary is not null, decompress: true, shapes), DecompressAll, budget) / 1e6 : 0;
+        return new CodecResult(name, level, dictionary is not null, (double)raw / envelopeBytes, raw / compressSeconds / 1e6, decompressMBps, shapes);
     }
 
     /// <summary>The compress speed of one setting again, in MB/s (a re-timing: the ratio is already known).</summary>
@@ -320,8 +368,12 @@ internal static class CorpusAnalyzer
         {
             foreach (byte[] document in documents) compressor.TryCompress(document, envelope, out _, dictionary);
         }
-        return raw / timer.SecondsPerPass(PassTimer.Label(CodecName(codec), level, dictionary is not null, decompress: false), CompressAll, budget) / 1e6;
+        return raw / timer.SecondsPerPass(PassTimer.Label(CodecName(codec), level, dictionary is not null, decompress: false, dictionary is { HasShapeTable: true }), CompressAll, budget) / 1e6;
     }
 
     internal static string CodecName(CompressionCodec codec) => codec.ToString().ToLowerInvariant();
+
+    /// <summary>A row as the progress names it: <c>zstd level 3 with the dictionary and shapes</c>.</summary>
+    internal static string Describe(CodecResult row) =>
+        $"{row.Codec} level {row.Level}{(row.Shapes ? " with the dictionary and shapes" : row.Dictionary ? " with the dictionary" : "")}";
 }

@@ -10,9 +10,12 @@ internal abstract class PassTimer
     /// <summary>Seconds one run of <paramref name="pass"/> takes; <paramref name="label"/> names the setting and phase (<c>"zstd 3 dictionary compress"</c>).</summary>
     public abstract double SecondsPerPass(string label, Action pass, TimeSpan budget);
 
-    /// <summary>The label <see cref="CorpusAnalyzer"/> gives a timing: codec, level, <c>dictionary</c> when one is used, then <c>compress</c> or <c>decompress</c>.</summary>
-    public static string Label(string codec, int level, bool dictionary, bool decompress) =>
-        $"{codec} {level}{(dictionary ? " dictionary" : "")} {(decompress ? "decompress" : "compress")}";
+    /// <summary>
+    /// The label <see cref="CorpusAnalyzer"/> gives a timing: codec, level, <c>dictionary</c> when one is used, <c>shapes</c>
+    /// when its dictionary has a shape table (documents packed), then <c>compress</c> or <c>decompress</c>.
+    /// </summary>
+    public static string Label(string codec, int level, bool dictionary, bool decompress, bool shapes = false) =>
+        $"{codec} {level}{(dictionary ? " dictionary" : "")}{(shapes ? " shapes" : "")} {(decompress ? "decompress" : "compress")}";
 }
 
 /// <summary>

@@ -15,7 +15,8 @@ namespace Compression.Tool.Analyze;
 /// there is.</item>
 /// </list>
 /// Before the choice, <see cref="CorpusAnalyzer"/> times the rows <see cref="ToRetime"/> names twice more and keeps the
-/// median, so one slow timing cannot push a setting under the bar.
+/// median, so one slow timing cannot push a setting under the bar. Rows with shapes (documents packed before zstd with
+/// the dictionary) compete under the same rules; the baselines the sentence compares with are rows without them.
 /// </summary>
 internal static class SettingRecommender
 {
@@ -67,13 +68,19 @@ internal static class SettingRecommender
         var pool = fast.Count > 0 ? fast : paying.Where(r => r.CompressMBps >= fastestPaying * FallbackShare).ToList();
         // Highest ratio; between equal ratios, the faster.
         CodecResult chosen = pool.OrderByDescending(r => r.Ratio).ThenByDescending(r => r.CompressMBps).First();
-        CodecResult? plainZstd = rows.FirstOrDefault(r => r.Codec == "zstd" && r.Level == 3 && !r.Dictionary);
+        CodecResult? plainZstd = rows.FirstOrDefault(r => r.Codec == "zstd" && r.Level == 3 && !r.Dictionary && !r.Shapes);
         string gain = chosen.Dictionary && plainZstd is not null ? string.Create(C, $", {chosen.Ratio / plainZstd.Ratio:F1}x zstd-3 without a dictionary") : "";
+        // A row with shapes is also compared with the same level and the plain dictionary: what packing adds.
+        CodecResult? plainDictionary = chosen.Shapes ? rows.FirstOrDefault(r => r.Codec == chosen.Codec && r.Level == chosen.Level && r.Dictionary && !r.Shapes) : null;
+        if (plainDictionary is not null)
+            gain += string.Create(C, $", {chosen.Ratio / plainDictionary.Ratio:F2}x {chosen.Codec}-{chosen.Level} with a dictionary but no shapes");
         string why = fast.Count > 0
             ? string.Create(C, $"the highest ratio among settings compressing at {LineMBps:F0} MB/s or more ({ClearsMBps:F0} MB/s counts: timings vary that much).")
             : string.Create(C, $"no setting reached {ClearsMBps:F0} MB/s (a slow or busy machine, or large documents); the highest ratio among settings at least half as fast as the fastest that pays ({fastestPaying:F0} MB/s).");
         return (chosen, string.Create(C, $"{Name(chosen)}: ratio {chosen.Ratio:F2} at {chosen.CompressMBps:F0} MB/s compress{gain}; ") + why);
     }
 
-    private static string Name(CodecResult r) => string.Create(C, $"{r.Codec} level {r.Level}{(r.Dictionary ? " with a trained dictionary" : "")}");
+    /// <summary>A row as the recommendation names it: <c>zstd level 3 with a trained dictionary and shapes</c>.</summary>
+    public static string Name(CodecResult r) =>
+        string.Create(C, $"{r.Codec} level {r.Level}{(r.Shapes ? " with a trained dictionary and shapes" : r.Dictionary ? " with a trained dictionary" : "")}");
 }
