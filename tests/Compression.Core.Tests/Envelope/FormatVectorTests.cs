@@ -2,9 +2,12 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.IO.Compression;
 using System.IO.Hashing;
+using System.Reflection;
+using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
+using Compression.Structure;
 using Xunit;
 
 namespace Compression.Core.Tests.Envelope;
@@ -12,9 +15,13 @@ namespace Compression.Core.Tests.Envelope;
 /// <summary>The test vectors of docs/format.md (machine-readable in Vectors/vectors.json), checked byte for byte.</summary>
 public sealed class FormatVectorTests
 {
+    /// <summary>
+    /// One vector. Codec 7 (packed zstd) vectors also name their shape table file (<paramref name="Shapes"/>, in Vectors/)
+    /// and give the packed stream the block decodes to (<paramref name="Packed"/>, hex); other vectors have neither.
+    /// </summary>
     private sealed record Vector(
         string Name, string Description, string? Format, string Codec, int Level, bool Checksum, string? Dictionary, uint? DictionaryId,
-        string? DictionarySha256, string Envelope, string? Text, string? Hex)
+        string? DictionarySha256, string Envelope, string? Text, string? Hex, string? Shapes = null, string? Packed = null)
     {
         /// <summary>The vector's format: "v2", or v1 when the vector names none (the vectors written before format v2).</summary>
         public EnvelopeFormat FormatId => Format is null ? EnvelopeFormat.V1 : Enum.Parse<EnvelopeFormat>(Format, ignoreCase: true);
@@ -24,6 +31,11 @@ public sealed class FormatVectorTests
         public byte[] Expected => Text is not null ? Encoding.UTF8.GetBytes(Text) : Convert.FromHexString(Hex!);
 
         public CompressionCodec CodecId => Enum.Parse<CompressionCodec>(Codec, ignoreCase: true);
+
+        public byte[]? ShapeTableBytes => Shapes is null ? null : File.ReadAllBytes(Path.Combine(VectorDirectory, Shapes));
+
+        /// <summary>The shape table's kind (its byte 5): 1 JSON, 2 BSON, 3 BSON elements; null without a table.</summary>
+        public DocumentKind? ShapeKind => ShapeTableBytes is { } table ? (DocumentKind)table[5] : null;
     }
 
     private static readonly string VectorDirectory = Path.Combine(AppContext.BaseDirectory, "Vectors");
@@ -33,8 +45,10 @@ public sealed class FormatVectorTests
 
     private static Vector Get(string name) => s_vectors.Value.Single(v => v.Name == name);
 
+    /// <summary>The vector's dictionary, carrying its shape table when the vector names one (as a dictionary record with <c>Shapes</c> gives it).</summary>
     private static ZstdDictionary? DictionaryFor(Vector v) =>
-        v.Dictionary is null ? null : ZstdDictionary.Create(v.DictionaryId!.Value, File.ReadAllBytes(Path.Combine(VectorDirectory, v.Dictionary)));
+        v.Dictionary is null ? null : ZstdDictionary.Create(v.DictionaryId!.Value, File.ReadAllBytes(Path.Combine(VectorDirectory, v.Dictionary)),
+            ZstdDictionary.DefaultMaximumSize, v.ShapeTableBytes is { } table ? new ShapeTransform(ShapeTable.Parse(table)) : null);
 
     public static TheoryData<string> Names() => new(s_vectors.Value.Select(v => v.Name));
 
@@ -58,6 +72,22 @@ public sealed class FormatVectorTests
         Assert.Contains(v2, v => v.CodecId == CompressionCodec.Stored && v.Checksum);
         Assert.Contains(v2, v => v.CodecId is not CompressionCodec.Zstd and not CompressionCodec.Stored && v.Checksum);
         Assert.True(vectors.Count(v => v.FormatId == EnvelopeFormat.V1) >= 12, "every v1 vector stays");
+
+        // Codec 7, packed zstd: one vector per shape table kind, each with its table and packed stream; only codec 7 has them.
+        foreach (DocumentKind kind in new[] { DocumentKind.Json, DocumentKind.Bson, DocumentKind.BsonElements })
+        {
+            Assert.Contains(vectors, v => v.CodecId == CompressionCodec.PackedZstd && v.ShapeKind == kind);
+        }
+        Assert.All(vectors, v =>
+        {
+            bool packedZstd = v.CodecId == CompressionCodec.PackedZstd;
+            Assert.True(packedZstd == (v.Shapes is not null) && packedZstd == (v.Packed is not null), $"{v.Name}: a shape table and a packed stream exactly when the codec is packed zstd");
+        });
+        Assert.All(vectors.Where(v => v.CodecId == CompressionCodec.PackedZstd), v =>
+        {
+            Assert.Equal(EnvelopeFormat.V2, v.FormatId);
+            Assert.True(v.Checksum && v.Dictionary is not null, $"{v.Name}: codec 7 always has a checksum and a dictionary");
+        });
     }
 
     [Theory]
@@ -140,6 +170,21 @@ public sealed class FormatVectorTests
                     Assert.Equal((int)length, zstd.Unwrap(payload, output, 0));
                 }
                 break;
+            case CompressionCodec.PackedZstd:
+                // Codec 7: format v2, a checksum and a dictionary id, at most 128 KiB declared; the payload is one raw zstd
+                // block whose content is the packed stream, decoded with zstd's block API into at most declared - 1 bytes.
+                Assert.Equal(1, version);
+                Assert.True(hasChecksum);
+                Assert.Equal(v.DictionaryId, dictionaryId);
+                Assert.InRange(length, 1u, 128u * 1024);
+                byte[] packed = DecodeRawBlock(payload, File.ReadAllBytes(Path.Combine(VectorDirectory, v.Dictionary!)), (int)length - 1);
+                Assert.Equal(v.Packed, Convert.ToHexString(packed).ToLowerInvariant());
+                // The unpacking step is the library's own (ShapeTransform.Decode): this reader checks the envelope and the block,
+                // and the structure vectors (StructureVectorTests, with its reader written from docs/structure.md alone) check
+                // the packed stream's layout independently.
+                var shapes = new ShapeTransform(ShapeTable.Parse(v.ShapeTableBytes!));
+                Assert.Equal((int)length, shapes.Decode(packed, output));
+                break;
             case CompressionCodec.Lz4:
                 Assert.Equal((int)length, K4os.Compression.LZ4.LZ4Codec.Decode(payload, output));
                 break;
@@ -199,6 +244,45 @@ public sealed class FormatVectorTests
         Assert.True(decoded >= 1);
     }
 
+    /// <summary>
+    /// docs/format.md, "Codec 7": one raw zstd compressed block decoded with zstd's block API (ZstdSharp's port of it:
+    /// <c>ZSTD_decompressBegin_usingDict</c> with the raw dictionary, then <c>ZSTD_decompressBlock</c>) into a buffer of
+    /// <paramref name="capacity"/> bytes; returns what it produced. ZstdSharp's block functions take pointers and this
+    /// project compiles no unsafe code, so they are called through reflection, with pinned arrays' addresses for the
+    /// pointers (the library's own <c>ZstdBlockCodec</c> is not used).
+    /// </summary>
+    private static byte[] DecodeRawBlock(byte[] block, byte[] dictionary, int capacity)
+    {
+        static MethodInfo Zstd(string name, int parameters) =>
+            typeof(ZstdSharp.Unsafe.Methods).GetMethods().Single(m => m.Name == name && m.GetParameters().Length == parameters);
+        static nuint Check(object? result)
+        {
+            nuint code = (nuint)result!;
+            Assert.False(ZstdSharp.Unsafe.Methods.ZSTD_isError(code), ZstdSharp.Unsafe.Methods.ZSTD_getErrorName(code));
+            return code;
+        }
+
+        byte[] output = new byte[capacity];
+        GCHandle source = GCHandle.Alloc(block, GCHandleType.Pinned);
+        GCHandle destination = GCHandle.Alloc(output, GCHandleType.Pinned);
+        GCHandle loaded = GCHandle.Alloc(dictionary, GCHandleType.Pinned);
+        object context = Zstd("ZSTD_createDCtx", 0).Invoke(null, null)!; // a boxed ZSTD_DCtx_s*
+        try
+        {
+            Check(Zstd("ZSTD_decompressBegin_usingDict", 3).Invoke(null, [context, loaded.AddrOfPinnedObject(), (nuint)dictionary.Length]));
+            nuint produced = Check(Zstd("ZSTD_decompressBlock", 5).Invoke(null,
+                [context, destination.AddrOfPinnedObject(), (nuint)capacity, source.AddrOfPinnedObject(), (nuint)block.Length]));
+            return output[..(int)produced];
+        }
+        finally
+        {
+            Zstd("ZSTD_freeDCtx", 1).Invoke(null, [context]);
+            source.Free();
+            destination.Free();
+            loaded.Free();
+        }
+    }
+
     /// <summary>docs/format.md, "Format v2": a zstd frame around a raw compressed block of <paramref name="length"/> decoded bytes.</summary>
     private static byte[] WrapBlockInFrame(byte[] block, uint length)
     {
@@ -217,8 +301,18 @@ public sealed class FormatVectorTests
     public void Vector_DeterministicCodec_ReencodesToTheSameBytes(string name)
     {
         Vector v = Get(name);
-        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = v.CodecId, Level = v.Level, Checksum = v.Checksum, MinimumSize = 0, Format = v.FormatId });
-        byte[] reencoded = compressor.Compress(v.Expected, DictionaryFor(v));
+        // Packed zstd is not a setting: a zstd writer packs by itself when its dictionary carries a shape table.
+        CompressionCodec setting = v.CodecId == CompressionCodec.PackedZstd ? CompressionCodec.Zstd : v.CodecId;
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = setting, Level = v.Level, Checksum = v.Checksum, MinimumSize = 0, Format = v.FormatId });
+        ZstdDictionary? dictionary = DictionaryFor(v);
+        byte[] reencoded = compressor.Compress(v.Expected, dictionary);
+        if (v.Packed is not null)
+        {
+            // The library's packing gives the vector's packed stream.
+            byte[] packed = new byte[v.Expected.Length];
+            Assert.True(dictionary!.Shapes!.TryEncode(v.Expected, packed, out int packedLength));
+            Assert.Equal(v.Packed, Convert.ToHexString(packed, 0, packedLength).ToLowerInvariant());
+        }
         if (v.CodecId is CompressionCodec.Deflate or CompressionCodec.Gzip)
         {
             // The platform's zlib may differ between platforms and versions: only decoding is fixed by the contract.
@@ -249,6 +343,12 @@ public sealed class FormatVectorTests
             if (v.Text is { Length: > 0 }) Assert.True(format.Contains(v.Text, StringComparison.Ordinal), $"docs/format.md lacks the text of {v.Name}");
             if (v.Hex is not null) Assert.True(format.Contains(v.Hex, StringComparison.Ordinal), $"docs/format.md lacks the bytes of {v.Name}");
             if (v.DictionarySha256 is not null) Assert.Contains(v.DictionarySha256, format);
+            if (v.Packed is not null) Assert.True(format.Contains(v.Packed, StringComparison.Ordinal), $"docs/format.md lacks the packed stream of {v.Name}");
+            if (v.ShapeTableBytes is { } table)
+            {
+                Assert.Contains(v.Shapes!, format);
+                Assert.True(format.Contains(Convert.ToHexString(table).ToLowerInvariant(), StringComparison.Ordinal), $"docs/format.md lacks the bytes of {v.Shapes}");
+            }
             Assert.Contains($"`{v.Name}`", format);
         }
     }
