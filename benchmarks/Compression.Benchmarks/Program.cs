@@ -15,6 +15,11 @@ public static class Program
             Environment.ExitCode = ReplaySweep.RunAsync(args).GetAwaiter().GetResult();
             return;
         }
+        if (args.Length > 0 && args[0] == "alternate")
+        {
+            Environment.ExitCode = HotPathAlternate.Run(args);
+            return;
+        }
 
         var config = DefaultConfig.Instance
             .AddDiagnoser(MemoryDiagnoser.Default)
