@@ -197,7 +197,10 @@ public sealed class DecodeAllocationTests(ITestOutputHelper output)
             byte[] envelope = compressor.Compress(document);
             var destination = new byte[size];
             Assert.True(compressor.TryDecompress(envelope, destination, out _)); // warms the context pool
-            long allocated = Measure(() => Assert.True(compressor.TryDecompress(envelope, destination, out _)));
+            // The least of three calls: the runtime may allocate on this thread now and then (a method promoted to its
+            // optimized tier during a call, seen once as 944 B on a machine at load 13); a decoder that allocates does
+            // so on every call and still fails.
+            long allocated = Enumerable.Range(0, 3).Min(_ => Measure(() => Assert.True(compressor.TryDecompress(envelope, destination, out _))));
             Assert.Equal(0, allocated);
             Assert.Equal(document, destination);
         }

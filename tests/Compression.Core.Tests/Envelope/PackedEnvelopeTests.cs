@@ -267,30 +267,6 @@ public sealed class PackedEnvelopeTests(ITestOutputHelper output)
         return (pairs.Select(p => p.Document).ToList(), pairs.Select(p => p.Envelope).ToList());
     }
 
-    private static byte[] Mutate(byte[] bytes, Random random)
-    {
-        var list = new List<byte>(bytes);
-        switch (random.Next(6))
-        {
-            case 0:
-                for (int i = random.Next(1, 4); i > 0; i--)
-                {
-                    int bit = random.Next(list.Count * 8);
-                    list[bit / 8] ^= (byte)(1 << (bit % 8));
-                }
-                break;
-            case 1: list[random.Next(list.Count)] = (byte)random.Next(256); break;
-            case 2: list.Insert(random.Next(list.Count + 1), (byte)random.Next(256)); break;
-            case 3: list.RemoveAt(random.Next(list.Count)); break;
-            case 4:
-                int cut = random.Next(list.Count);
-                list.RemoveRange(cut, list.Count - cut);
-                break;
-            default:
-                int from = random.Next(list.Count);
-                list.AddRange(list.GetRange(from, list.Count - from));
-                break;
-        }
-        return [.. list];
-    }
+    /// <summary>The mutations of the structure's own mutation tests: flipped bits, overwritten, inserted or deleted bytes, cuts, duplicated tails.</summary>
+    private static byte[] Mutate(byte[] bytes, Random random) => StructureMutationTests.Mutate(bytes, random);
 }

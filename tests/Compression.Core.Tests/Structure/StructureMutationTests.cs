@@ -88,7 +88,7 @@ public sealed class StructureMutationTests(ITestOutputHelper output)
         Assert.True(rejected > Mutants / 4, $"only {rejected} rejected");
     }
 
-    private static byte[] Mutate(byte[] bytes, Random random)
+    internal static byte[] Mutate(byte[] bytes, Random random)
     {
         var list = new List<byte>(bytes);
         switch (random.Next(6))
