@@ -12,7 +12,7 @@ internal sealed class LiveOptions
 {
     public Option<string> Connection { get; } = new("--connection", "-c")
     {
-        Description = $"MongoDB connection string (default: '{LiveSession.ConnectionKey}' in --config).",
+        Description = $"MongoDB (mongodb://) or Couchbase (couchbase://, needs docz's Couchbase plugin) connection string (default: '{LiveSession.ConnectionKey}', else '{CouchbasePlugin.ConnectionKey}', in --config).",
     };
 
     public Option<FileInfo> Config { get; } = new("--config")
@@ -117,6 +117,12 @@ internal static class LiveRunner
         catch (Exception ex) when (ex is MongoException or InvalidDataException or IOException or DictionaryNotFoundException)
         {
             await error.WriteLineAsync($"{command}: {FirstLine(ex.Message)}").ConfigureAwait(false);
+            return 1;
+        }
+        catch (Exception ex) when (ex.GetType().FullName?.StartsWith("Couchbase.", StringComparison.Ordinal) == true)
+        {
+            // The Couchbase SDK's exceptions (from the plugin): the server could not be reached, refused, timed out...
+            await error.WriteLineAsync($"{command}: Couchbase: {ex.GetType().Name}: {FirstLine(ex.Message)}").ConfigureAwait(false);
             return 1;
         }
     }

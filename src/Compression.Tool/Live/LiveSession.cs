@@ -141,7 +141,7 @@ internal sealed class LiveSession : IAsyncDisposable
         return provider;
     }
 
-    private static IConfiguration ReadConfiguration(string? path)
+    internal static IConfiguration ReadConfiguration(string? path)
     {
         var builder = new ConfigurationBuilder();
         if (path is not null)

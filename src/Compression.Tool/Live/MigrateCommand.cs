@@ -25,7 +25,7 @@ internal static class MigrateCommand
         {
             LiveSettings settings = live.Read(parse, error);
             var options = new RewriteOptions { Mode = parse.GetValue(decompress) ? RewriteMode.Decompress : RewriteMode.Compress, Restart = parse.GetValue(restart) };
-            return await RunAsync("migrate", output, error, settings, options, train: !parse.GetValue(noTrain), cancellationToken).ConfigureAwait(false);
+            return await RunAsync("migrate", output, error, settings, options, train: !parse.GetValue(noTrain), olderThan: null, cancellationToken).ConfigureAwait(false);
         }));
         return command;
     }
@@ -46,22 +46,26 @@ internal static class MigrateCommand
         {
             LiveSettings settings = live.Read(parse, error);
             BsonDocument? filter = null;
+            DateTimeOffset? before = null;
             if (parse.GetValue(olderThan) is { } text)
             {
                 if (!DateTimeOffset.TryParse(text, CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal, out DateTimeOffset date))
                     throw new UsageException($"--older-than '{text}' is not a date (ISO 8601, e.g. 2026-01-31 or 2026-01-31T12:00:00Z).");
                 filter = new BsonDocument("_id", new BsonDocument("$lt", ObjectIdAt(date)));
+                before = date;
             }
             var options = new RewriteOptions { Mode = RewriteMode.Recompress, Level = parse.GetValue(level), Filter = filter, Restart = parse.GetValue(restart) };
-            return await RunAsync("recompress", output, error, settings, options, train: false, cancellationToken).ConfigureAwait(false);
+            return await RunAsync("recompress", output, error, settings, options, train: false, before, cancellationToken).ConfigureAwait(false);
         }));
         return command;
     }
 
     private static async Task<int> RunAsync(string name, TextWriter output, TextWriter error, LiveSettings settings, RewriteOptions options, bool train,
-        CancellationToken cancellationToken)
+        DateTimeOffset? olderThan, CancellationToken cancellationToken)
     {
         var console = new LiveOutput(output, error, settings);
+        if (CouchbasePlugin.Find(settings) is { } backend)
+            return await backend.RewriteAsync(name, settings, options, train, olderThan, console, cancellationToken).ConfigureAwait(false);
         Action<string, CompressionEngineOptions>? @override = options.Level is int level
             ? (ns, engine) => engine.Namespaces[ns].Level = level
             : null;
@@ -97,7 +101,7 @@ internal static class MigrateCommand
         return new ObjectId(bytes);
     }
 
-    private static string ToTable(RewriteReport report)
+    public static string ToTable(RewriteReport report)
     {
         var text = new StringBuilder();
         foreach (TrainResult t in report.Trained)
@@ -118,4 +122,5 @@ internal static class MigrateCommand
     }
 }
 
+/// <summary>The report of <c>migrate</c> and <c>recompress</c> (shared with the Couchbase plugin).</summary>
 internal sealed record RewriteReport(string Command, IReadOnlyList<RewriteResult> Namespaces, IReadOnlyList<TrainResult> Trained, int ExitCode);

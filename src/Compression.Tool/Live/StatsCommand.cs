@@ -16,6 +16,7 @@ internal static class StatsCommand
         {
             LiveSettings settings = live.Read(parse, error);
             var console = new LiveOutput(output, error, settings);
+            if (CouchbasePlugin.Find(settings) is { } backend) return await backend.StatsAsync(settings, console, cancellationToken).ConfigureAwait(false);
             await using LiveSession session = LiveSession.Open(settings);
             var results = new List<StatsResult>();
             foreach (LiveNamespace ns in session.Namespaces)
@@ -92,7 +93,7 @@ internal static class StatsCommand
         }).ConfigureAwait(false);
     }
 
-    private static string ToTable(StatsReport report)
+    public static string ToTable(StatsReport report)
     {
         var text = new StringBuilder();
         foreach (StatsResult r in report.Namespaces)

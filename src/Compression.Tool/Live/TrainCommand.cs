@@ -30,6 +30,7 @@ internal static class TrainCommand
             if (file is not null && !file.Exists)
                 throw new UsageException(Directory.Exists(file.FullName) ? $"--from {file.FullName} is a directory; give a JSON Lines file." : $"--from {file.FullName}: file not found.");
             var console = new LiveOutput(output, error, settings);
+            if (CouchbasePlugin.Find(settings) is { } backend) return await backend.TrainAsync(settings, file, max, console, cancellationToken).ConfigureAwait(false);
             await using LiveSession session = LiveSession.Open(settings);
             if (file is not null && session.Namespaces.Count != 1) throw new UsageException("--from trains one namespace: give exactly one --namespace.");
             var results = new List<TrainResult>();
@@ -127,7 +128,7 @@ internal static class TrainCommand
             after is null ? null : new TrainedDictionary(after.Id, after.Version, after.Content.Length, after.SampleCount, Math.Round(after.Ratio, 4)));
     }
 
-    private static string ToTable(TrainReport report)
+    public static string ToTable(TrainReport report)
     {
         var text = new StringBuilder();
         foreach (TrainResult r in report.Namespaces)

@@ -16,6 +16,7 @@ internal static class VerifyCommand
         {
             LiveSettings settings = live.Read(parse, error);
             var console = new LiveOutput(output, error, settings);
+            if (CouchbasePlugin.Find(settings) is { } backend) return await backend.VerifyAsync(settings, console, cancellationToken).ConfigureAwait(false);
             await using LiveSession session = LiveSession.Open(settings);
             var results = new List<VerifyResult>();
             foreach (LiveNamespace ns in session.Namespaces)
@@ -84,7 +85,7 @@ internal static class VerifyCommand
         }
     }
 
-    private static string ToTable(VerifyReport report)
+    public static string ToTable(VerifyReport report)
     {
         var text = new StringBuilder();
         text.AppendLine("namespace                          documents   compressed        plain       failed");

@@ -29,6 +29,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     private readonly ConcurrentDictionary<byte, long> _commandCounts = new();
     private readonly ConcurrentQueue<string> _protocolErrors = new();
     private readonly ConcurrentQueue<string> _authentications = new();
+    private readonly KvRangeScans _rangeScans = new();
     private readonly byte[] _salt = RandomNumberGenerator.GetBytes(16);
     private readonly string _bucketUuid = Convert.ToHexStringLower(RandomNumberGenerator.GetBytes(16));
     private readonly Lock _lifecycleLock = new();
@@ -170,6 +171,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             }
         }
     }
+
+    /// <summary>Range scans created and neither completed nor cancelled yet.</summary>
+    public int OpenRangeScans => _rangeScans.Open;
 
     /// <summary>How many times an opcode was received.</summary>
     public long CommandCount(byte opcode) => _commandCounts.TryGetValue(opcode, out long count) ? count : 0;
@@ -489,6 +493,11 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.Get => Get(request, key),
                 KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, extras, value),
                 KvProtocol.Opcodes.Delete => Delete(request, key),
+                KvProtocol.Opcodes.RangeScanCreate or KvProtocol.Opcodes.RangeScanContinue or KvProtocol.Opcodes.RangeScanCancel
+                    when NotReady(request) is { } refused => refused,
+                KvProtocol.Opcodes.RangeScanCreate => RangeScanCreate(request, value.Span),
+                KvProtocol.Opcodes.RangeScanContinue => RangeScanContinue(request, extras),
+                KvProtocol.Opcodes.RangeScanCancel => RangeScanCancel(request, extras),
                 _ => Unknown(request, key),
             };
 
@@ -669,6 +678,120 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 server._documents.Remove(key);
                 return Reply(request, KvProtocol.Status.Success, server.NextCas());
             }
+        }
+
+        private byte[] RangeScanCreate(KvProtocol.RequestHeader request, ReadOnlySpan<byte> value)
+        {
+            if ((request.DataType & 0x01) == 0)
+            {
+                return Error(request, KvProtocol.Status.InvalidArguments, "range scan create: the value must have the JSON datatype");
+            }
+
+            if (request.VBucket >= KvBucketConfig.VBucketCount)
+            {
+                return Reply(request, KvProtocol.Status.NotMyVBucket);
+            }
+
+            KvRangeScans.ScanRequest? scan = KvRangeScans.Parse(value, out string? error);
+            if (scan is null)
+            {
+                return Error(request, KvProtocol.Status.InvalidArguments, error!);
+            }
+
+            KvDocument[] snapshot;
+            lock (server._documentsLock)
+            {
+                snapshot = [.. server._documents.Values];
+            }
+
+            if (!server._rangeScans.TryCreate(scan, request.VBucket, snapshot, out UInt128 uuid))
+            {
+                return Reply(request, KvProtocol.Status.KeyNotFound); // no key of this vBucket in the range
+            }
+
+            Span<byte> id = stackalloc byte[16];
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt128BigEndian(id, uuid);
+            return Reply(request, KvProtocol.Status.Success, value: id);
+        }
+
+        private byte[] RangeScanContinue(KvProtocol.RequestHeader request, ReadOnlySpan<byte> extras)
+        {
+            if (extras.Length != 28)
+            {
+                return Error(request, KvProtocol.Status.InvalidArguments, "range scan continue needs 28 bytes of extras (uuid, item, time and byte limits)");
+            }
+
+            UInt128 uuid = System.Buffers.Binary.BinaryPrimitives.ReadUInt128BigEndian(extras);
+            uint itemLimit = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(extras[16..]);
+            uint timeLimit = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(extras[20..]);
+            uint byteLimit = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(extras[24..]);
+            if (!server._rangeScans.TryGet(uuid, out KvRangeScans.Scan? scan) || scan!.VBucket != request.VBucket)
+            {
+                return Reply(request, KvProtocol.Status.KeyNotFound);
+            }
+
+            if (!scan.TryEnter())
+            {
+                return Reply(request, KvProtocol.Status.Busy);
+            }
+
+            try
+            {
+                // Items go out in responses of about ResponseValueTarget bytes with status success; the last response says
+                // whether the scan is complete (0xA7, and it is gone) or stopped at a limit (0xA6).
+                Span<byte> flags = stackalloc byte[4];
+                System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(flags, scan.KeyOnly ? 0u : 1u);
+                long deadline = timeLimit == 0 ? long.MaxValue : Environment.TickCount64 + timeLimit;
+                using var responses = new MemoryStream();
+                using var value = new MemoryStream();
+                long items = 0, bytes = 0;
+                while (scan.Next < scan.Items.Count)
+                {
+                    bool limited = (itemLimit != 0 && items >= itemLimit) || (byteLimit != 0 && bytes >= byteLimit)
+                        || (items > 0 && Environment.TickCount64 >= deadline);
+                    if (limited)
+                    {
+                        break;
+                    }
+
+                    (byte[] key, KvDocument document) = scan.Items[scan.Next++];
+                    long before = value.Length;
+                    KvRangeScans.WriteItem(value, scan.KeyOnly, key, document);
+                    bytes += value.Length - before;
+                    items++;
+                    if (value.Length >= KvRangeScans.ResponseValueTarget && scan.Next < scan.Items.Count)
+                    {
+                        responses.Write(KvProtocol.BuildResponse(request.Opcode, request.Opaque, KvProtocol.Status.Success, 0, flags, default, value.ToArray()));
+                        value.SetLength(0);
+                    }
+                }
+
+                bool complete = scan.Next == scan.Items.Count;
+                if (complete)
+                {
+                    server._rangeScans.Complete(uuid);
+                }
+
+                ushort status = complete ? KvProtocol.Status.RangeScanComplete : KvProtocol.Status.RangeScanMore;
+                responses.Write(KvProtocol.BuildResponse(request.Opcode, request.Opaque, status, 0, flags, default, value.ToArray()));
+                return responses.ToArray();
+            }
+            finally
+            {
+                scan.Exit();
+            }
+        }
+
+        private byte[] RangeScanCancel(KvProtocol.RequestHeader request, ReadOnlySpan<byte> extras)
+        {
+            if (extras.Length != 16)
+            {
+                return Error(request, KvProtocol.Status.InvalidArguments, "range scan cancel needs 16 bytes of extras (the scan's uuid)");
+            }
+
+            return server._rangeScans.Cancel(System.Buffers.Binary.BinaryPrimitives.ReadUInt128BigEndian(extras))
+                ? Reply(request, KvProtocol.Status.Success)
+                : Reply(request, KvProtocol.Status.KeyNotFound);
         }
 
         private byte[] Unknown(KvProtocol.RequestHeader request, string key)

@@ -39,7 +39,8 @@ internal static class KvBucketConfig
             json.WriteString("bucketCapabilitiesVer", "");
             json.WriteStartArray("bucketCapabilities");
             // No "collections": the SDK then uses the default collection without collection ids or a manifest.
-            foreach (string capability in new[] { "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt" })
+            // "rangeScan": KV range scans (RANGE_SCAN_CREATE/CONTINUE/CANCEL), as Couchbase Server 7.6 and later advertise.
+            foreach (string capability in new[] { "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt", "rangeScan" })
             {
                 json.WriteStringValue(capability);
             }

@@ -11,11 +11,16 @@ internal static class KvErrorMap
         "1":{"name":"KEY_ENOENT","desc":"Not Found","attrs":["item-only"]},
         "2":{"name":"KEY_EEXISTS","desc":"key already exists, or CAS mismatch","attrs":["item-only"]},
         "4":{"name":"EINVAL","desc":"Invalid packet","attrs":["internal","invalid-input"]},
+        "7":{"name":"NOT_MY_VBUCKET","desc":"Server which received this command does not own the vbucket","attrs":["fetch-config","invalid-input"]},
         "8":{"name":"NO_BUCKET","desc":"Not connected to a bucket","attrs":["conn-state-invalidated"]},
         "20":{"name":"AUTH_ERROR","desc":"Auth failure","attrs":["auth","conn-state-invalidated"]},
         "21":{"name":"AUTH_CONTINUE","desc":"Continue authentication","attrs":["special-handling","support"]},
         "24":{"name":"EACCESS","desc":"No access","attrs":["auth","item-only"]},
-        "81":{"name":"UNKNOWN_COMMAND","desc":"Unknown command (not implemented by the Couchbase loopback test server)","attrs":["support"]}
+        "81":{"name":"UNKNOWN_COMMAND","desc":"Unknown command (not implemented by the Couchbase loopback test server)","attrs":["support"]},
+        "85":{"name":"EBUSY","desc":"The server is busy (a range scan continue is already running)","attrs":["temp"]},
+        "a5":{"name":"RANGE_SCAN_CANCELLED","desc":"The range scan was cancelled","attrs":["item-only"]},
+        "a6":{"name":"RANGE_SCAN_MORE","desc":"The range scan continue stopped at a limit; more may follow","attrs":["success","support"]},
+        "a7":{"name":"RANGE_SCAN_COMPLETE","desc":"The range scan is complete","attrs":["success","support"]}
         }}
         """);
 }

@@ -32,6 +32,9 @@ public static class KvProtocol
         public const byte SaslStep = 0x22;
         public const byte SelectBucket = 0x89;
         public const byte GetClusterConfig = 0xb5;
+        public const byte RangeScanCreate = 0xda;
+        public const byte RangeScanContinue = 0xdb;
+        public const byte RangeScanCancel = 0xdc;
         public const byte GetErrorMap = 0xfe;
     }
 
@@ -45,8 +48,13 @@ public static class KvProtocol
         public const ushort NoBucket = 0x0008;
         public const ushort AuthError = 0x0020;
         public const ushort AuthContinue = 0x0021;
+        public const ushort NotMyVBucket = 0x0007;
         public const ushort AccessDenied = 0x0024;
         public const ushort UnknownCommand = 0x0081;
+        public const ushort Busy = 0x0085;
+        public const ushort RangeScanCancelled = 0x00a5;
+        public const ushort RangeScanMore = 0x00a6;
+        public const ushort RangeScanComplete = 0x00a7;
     }
 
     /// <summary>HELLO feature codes this server can acknowledge.</summary>

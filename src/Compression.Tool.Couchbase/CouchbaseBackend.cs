@@ -1,0 +1,374 @@
+using System.Text.Json;
+using Compression.Dictionaries;
+using Compression.Tool.Live;
+using Couchbase.Core.IO.Operations;
+using Couchbase.KeyValue;
+
+namespace Compression.Tool.Couchbase;
+
+/// <summary>
+/// docz's live commands on Couchbase collections (<c>bucket.scope.collection</c>), with the same options, reports and exit
+/// codes as on MongoDB (docs/docz.md). Documents are enumerated by a KV range scan (ids only), then read and replaced one
+/// by one through the SDK: each replacement carries the CAS of the version read, so it can only replace that version.
+/// </summary>
+internal sealed class CouchbaseBackend : ILiveBackend
+{
+    private const int Attempts = 3;
+
+    public async Task<int> VerifyAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken)
+    {
+        await using CouchbaseSession session = Open(settings);
+        var results = new List<VerifyResult>();
+        foreach (CouchbaseNamespace ns in session.Namespaces)
+        {
+            CompressionNamespace handle = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
+            ICouchbaseCollection collection = await session.CollectionAsync(ns).ConfigureAwait(false);
+            List<string> keys = await BodyAccess.KeysAsync(collection, null, cancellationToken).ConfigureAwait(false);
+            results.Add(await console.ProgressAsync($"verify {ns}", keys.Count, async progress =>
+            {
+                long documents = 0, compressed = 0, plain = 0, failed = 0;
+                var failures = new List<RewriteFailure>();
+                await foreach (var batch in BodyAccess.BatchesAsync(collection, keys, settings.BatchSize, cancellationToken).ConfigureAwait(false))
+                {
+                    foreach (StoredBody body in batch)
+                    {
+                        documents++;
+                        try
+                        {
+                            if (await DecodeAsync(handle, body, cancellationToken).ConfigureAwait(false) is null) plain++;
+                            else compressed++;
+                        }
+                        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
+                        {
+                            failed++;
+                            if (failures.Count < settings.MaxFailures) failures.Add(new RewriteFailure(body.Key, ex.Message));
+                        }
+                    }
+                    progress(batch.Count);
+                }
+                return new VerifyResult(ns.Name, documents, compressed, plain, failed, failures);
+            }).ConfigureAwait(false));
+        }
+        long total = results.Sum(r => r.Failed);
+        var report = new VerifyReport("verify", results, total, total > 0 ? 1 : 0);
+        console.Write(report, VerifyCommand.ToTable);
+        return report.ExitCode;
+    }
+
+    public async Task<int> StatsAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken)
+    {
+        await using CouchbaseSession session = Open(settings);
+        var results = new List<StatsResult>();
+        foreach (CouchbaseNamespace ns in session.Namespaces)
+        {
+            CompressionNamespace handle = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
+            var versions = new Dictionary<uint, int>();
+            await foreach (DictionaryRecord record in session.Engine(ns).Store.ListAsync(ns.Name, cancellationToken).ConfigureAwait(false))
+            {
+                versions[record.Id] = record.Version;
+            }
+            ICouchbaseCollection collection = await session.CollectionAsync(ns).ConfigureAwait(false);
+            List<string> keys = await BodyAccess.KeysAsync(collection, null, cancellationToken).ConfigureAwait(false);
+            results.Add(await console.ProgressAsync($"stats {ns}", keys.Count, async progress =>
+            {
+                long documents = 0, compressed = 0, plain = 0, unreadable = 0, stored = 0, raw = 0, noDictionary = 0;
+                var perDictionary = new SortedDictionary<uint, long>();
+                var failures = new List<RewriteFailure>();
+                await foreach (var batch in BodyAccess.BatchesAsync(collection, keys, settings.BatchSize, cancellationToken).ConfigureAwait(false))
+                {
+                    foreach (StoredBody body in batch)
+                    {
+                        documents++;
+                        stored += body.Body.Length;
+                        try
+                        {
+                            byte[]? json = await DecodeAsync(handle, body, cancellationToken).ConfigureAwait(false);
+                            if (json is null)
+                            {
+                                plain++;
+                                raw += body.Body.Length;
+                                continue;
+                            }
+                            raw += json.Length;
+                            compressed++;
+                            if (BodyAccess.DictionaryOf(body.Body) is uint id) perDictionary[id] = perDictionary.GetValueOrDefault(id) + 1;
+                            else noDictionary++;
+                        }
+                        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
+                        {
+                            unreadable++;
+                            if (failures.Count < settings.MaxFailures) failures.Add(new RewriteFailure(body.Key, ex.Message));
+                        }
+                    }
+                    progress(batch.Count);
+                }
+                var dictionaries = perDictionary.Select(p => new DictionaryUse(p.Key, versions.TryGetValue(p.Key, out int v) ? v : null, p.Value)).ToList();
+                if (noDictionary > 0) dictionaries.Insert(0, new DictionaryUse(null, null, noDictionary));
+                double? ratio = stored > 0 && unreadable == 0 ? Math.Round((double)raw / stored, 4) : null;
+                return new StatsResult(ns.Name, documents, compressed, plain, unreadable, stored, raw, ratio, handle.CurrentDictionary?.Version, dictionaries, failures);
+            }).ConfigureAwait(false));
+        }
+        var report = new StatsReport("stats", results, results.Any(r => r.Unreadable > 0) ? 1 : 0);
+        console.Write(report, StatsCommand.ToTable);
+        return report.ExitCode;
+    }
+
+    public async Task<int> TrainAsync(LiveSettings settings, FileInfo? from, int maxDocuments, LiveOutput console, CancellationToken cancellationToken)
+    {
+        await using CouchbaseSession session = Open(settings);
+        if (from is not null && session.Namespaces.Count != 1) throw new UsageException("--from trains one namespace: give exactly one --namespace.");
+        var results = new List<TrainResult>();
+        foreach (CouchbaseNamespace ns in session.Namespaces)
+        {
+            CompressionNamespace handle = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
+            results.Add(from is null
+                ? await TrainFromCollectionAsync(session, ns, handle, settings, maxDocuments, console, cancellationToken).ConfigureAwait(false)
+                : await TrainFromFileAsync(ns, handle, from, maxDocuments, cancellationToken).ConfigureAwait(false));
+        }
+        var report = new TrainReport("train", results, results.Any(r => !r.Succeeded) ? 1 : 0);
+        console.Write(report, TrainCommand.ToTable);
+        return report.ExitCode;
+    }
+
+    public async Task<int> RewriteAsync(string command, LiveSettings settings, RewriteOptions options, bool train, DateTimeOffset? olderThan, LiveOutput console,
+        CancellationToken cancellationToken)
+    {
+        if (olderThan is not null)
+        {
+            throw new UsageException("--older-than works on MongoDB ObjectIds; Couchbase keys carry no time, so it is not available with a Couchbase connection string.");
+        }
+        Action<string, CompressionEngineOptions>? @override = options.Level is int level ? (ns, engine) => engine.Namespaces[ns].Level = level : null;
+        await using CouchbaseSession session = Open(settings, @override);
+        var results = new List<RewriteResult>();
+        var trained = new List<TrainResult>();
+        var expiry = new ExpiryPolicy();
+        foreach (CouchbaseNamespace ns in session.Namespaces)
+        {
+            CompressionNamespace handle = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
+            if (train && options.Mode == RewriteMode.Compress && handle.State.UsesDictionary && handle.CurrentDictionary is null)
+            {
+                trained.Add(await TrainFromCollectionAsync(session, ns, handle, settings, 20_000, console, cancellationToken).ConfigureAwait(false));
+            }
+            results.Add(await RewriteAsync(session, ns, handle, options, settings, expiry, console, cancellationToken).ConfigureAwait(false));
+        }
+        if (expiry.Supported == false)
+        {
+            await console.Error.WriteLineAsync($"{command}: this server cannot preserve a document's expiry on replace (Couchbase Server before 7.0): " +
+                "documents rewritten with an expiry lost it.").ConfigureAwait(false);
+        }
+        var report = new RewriteReport(command, results, trained, results.Any(r => r.Failed > 0) ? 1 : 0);
+        console.Write(report, MigrateCommand.ToTable);
+        return report.ExitCode;
+    }
+
+    private static CouchbaseSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override = null) => CouchbaseSession.Open(settings, @override);
+
+    /// <summary>The JSON of a compressed document (checked), or null for one that is read as it is (plain or other).</summary>
+    /// <exception cref="InvalidDataException">It cannot be read.</exception>
+    private static async Task<byte[]?> DecodeAsync(CompressionNamespace handle, StoredBody body, CancellationToken cancellationToken)
+    {
+        switch (body.Kind)
+        {
+            case BodyKind.Plain:
+            case BodyKind.Other:
+                return null;
+            case BodyKind.Foreign:
+                throw new InvalidDataException(StoredBody.ForeignMessage);
+        }
+        await handle.EnsureDictionaryAsync(body.Body, cancellationToken).ConfigureAwait(false);
+        byte[] json = handle.Decompress(body.Body);
+        WellFormed(json);
+        return json;
+    }
+
+    private static void WellFormed(byte[] json)
+    {
+        try
+        {
+            using var _ = JsonDocument.Parse(json);
+        }
+        catch (JsonException ex)
+        {
+            throw new InvalidDataException($"the decompressed document is not well-formed JSON: {ex.Message}", ex);
+        }
+    }
+
+    private static async Task<TrainResult> TrainFromCollectionAsync(CouchbaseSession session, CouchbaseNamespace ns, CompressionNamespace handle, LiveSettings settings,
+        int max, LiveOutput console, CancellationToken cancellationToken)
+    {
+        ICouchbaseCollection collection = await session.CollectionAsync(ns).ConfigureAwait(false);
+        List<string> keys = await BodyAccess.KeysAsync(collection, null, cancellationToken).ConfigureAwait(false);
+        if (keys.Count > max) keys.RemoveRange(max, keys.Count - max);
+        (long read, long skipped) = await console.ProgressAsync($"sample {ns}", keys.Count, async progress =>
+        {
+            long read = 0, skipped = 0;
+            await foreach (var batch in BodyAccess.BatchesAsync(collection, keys, settings.BatchSize, cancellationToken).ConfigureAwait(false))
+            {
+                foreach (StoredBody body in batch)
+                {
+                    read++;
+                    try
+                    {
+                        byte[]? json = body.Kind == BodyKind.Other ? null : await DecodeAsync(handle, body, cancellationToken).ConfigureAwait(false) ?? body.Body;
+                        if (json is null) skipped++; // not JSON: the collection would not compress it either
+                        else handle.State.Reservoir.Offer(json);
+                    }
+                    catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
+                    {
+                        skipped++; // verify names them
+                    }
+                }
+                progress(batch.Count);
+            }
+            return (read, skipped);
+        }).ConfigureAwait(false);
+        return await TrainAsync(ns, handle, "collection", read, skipped, cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task<TrainResult> TrainFromFileAsync(CouchbaseNamespace ns, CompressionNamespace handle, FileInfo file, int max, CancellationToken cancellationToken)
+    {
+        long read = 0, skipped = 0;
+        using var reader = new StreamReader(file.FullName, System.Text.Encoding.UTF8);
+        while (read < max && await reader.ReadLineAsync(cancellationToken).ConfigureAwait(false) is { } line)
+        {
+            if (string.IsNullOrWhiteSpace(line)) continue;
+            read++;
+            byte[] json = System.Text.Encoding.UTF8.GetBytes(line.Trim());
+            try
+            {
+                WellFormed(json);
+                handle.State.Reservoir.Offer(json);
+            }
+            catch (InvalidDataException)
+            {
+                skipped++;
+            }
+        }
+        return await TrainAsync(ns, handle, file.FullName, read, skipped, cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task<TrainResult> TrainAsync(CouchbaseNamespace ns, CompressionNamespace handle, string source, long read, long skipped,
+        CancellationToken cancellationToken)
+    {
+        int samples = handle.State.Reservoir.Count;
+        DictionaryRecord? before = handle.CurrentDictionary;
+        TrainingResult result = await handle.TrainAsync(cancellationToken).ConfigureAwait(false);
+        DictionaryRecord? after = result.Dictionary;
+        bool succeeded = result.Outcome is TrainingOutcome.Adopted or TrainingOutcome.AdoptedFromOtherClient or TrainingOutcome.NotBetter;
+        return new TrainResult(ns.Name, source, read, skipped, samples, result.Outcome, succeeded, before?.Version,
+            after is null ? null : new TrainedDictionary(after.Id, after.Version, after.Content.Length, after.SampleCount, Math.Round(after.Ratio, 4)));
+    }
+
+    private static async Task<RewriteResult> RewriteAsync(CouchbaseSession session, CouchbaseNamespace ns, CompressionNamespace handle, RewriteOptions options,
+        LiveSettings settings, ExpiryPolicy expiry, LiveOutput console, CancellationToken cancellationToken)
+    {
+        ICouchbaseCollection collection = await session.CollectionAsync(ns).ConfigureAwait(false);
+        ICouchbaseCollection store = await session.StoreCollectionAsync(ns).ConfigureAwait(false);
+        CouchbaseCheckpoint checkpoint = await CouchbaseCheckpoint.LoadAsync(store, ns, options.ModeName, options.Parameters, options.Restart, cancellationToken)
+            .ConfigureAwait(false);
+        DictionaryRecord? current = handle.CurrentDictionary;
+        List<string> keys = await BodyAccess.KeysAsync(collection, checkpoint.After, cancellationToken).ConfigureAwait(false);
+        long scanned = 0;
+        await console.ProgressAsync($"{options.ModeName} {ns}", keys.Count, async progress =>
+        {
+            for (int start = 0; start < keys.Count; start += settings.BatchSize)
+            {
+                string[] batch = [.. keys.Skip(start).Take(settings.BatchSize)];
+                var outcomes = new Outcome[batch.Length];
+                await Parallel.ForAsync(0, batch.Length, new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = cancellationToken },
+                    async (i, token) => outcomes[i] = await SettleAsync(collection, handle, batch[i], options, current, expiry, token).ConfigureAwait(false))
+                    .ConfigureAwait(false);
+                for (int i = 0; i < batch.Length; i++)
+                {
+                    Outcome outcome = outcomes[i];
+                    switch (outcome.Kind)
+                    {
+                        case DecisionKind.Write: checkpoint.Written++; break;
+                        case DecisionKind.Skip: checkpoint.Skipped++; break;
+                        case DecisionKind.Unchanged: checkpoint.Unchanged++; break;
+                        default: checkpoint.AddFailure(batch[i], outcome.Error!, settings.MaxFailures); break;
+                    }
+                }
+                checkpoint.After = batch[^1];
+                await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: false, cancellationToken).ConfigureAwait(false);
+                scanned += batch.Length;
+                progress(batch.Length);
+            }
+            return 0;
+        }).ConfigureAwait(false);
+        await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: true, cancellationToken).ConfigureAwait(false);
+        return new RewriteResult(ns.Name, options.ModeName, checkpoint.Resumed, checkpoint.Runs, scanned, checkpoint.Written, checkpoint.Skipped,
+            checkpoint.Unchanged, checkpoint.Failed, checkpoint.Failures, current?.Id, current?.Version);
+    }
+
+    /// <summary>Reads the document, decides, and replaces it if it is still the version read; a changed one is read again (up to 3 times).</summary>
+    private static async Task<Outcome> SettleAsync(ICouchbaseCollection collection, CompressionNamespace handle, string key, RewriteOptions options,
+        DictionaryRecord? current, ExpiryPolicy expiry, CancellationToken cancellationToken)
+    {
+        for (int attempt = 1; attempt <= Attempts; attempt++)
+        {
+            StoredBody? read = await BodyAccess.ReadAsync(collection, key, cancellationToken).ConfigureAwait(false);
+            if (read is null) return new Outcome(DecisionKind.Skip, null, null, default); // removed since the scan: nothing to rewrite
+            Outcome decision = await DecideAsync(handle, read, options, current, cancellationToken).ConfigureAwait(false);
+            if (decision.Kind != DecisionKind.Write) return decision;
+            if (await BodyAccess.ReplaceAsync(collection, read, decision.Replacement!, decision.Flags, expiry, cancellationToken).ConfigureAwait(false)) return decision;
+        }
+        return new Outcome(DecisionKind.Fail, null, $"it changed under every one of {Attempts} attempts to replace it; left as it is", default);
+    }
+
+    private static async Task<Outcome> DecideAsync(CompressionNamespace handle, StoredBody read, RewriteOptions options, DictionaryRecord? current,
+        CancellationToken cancellationToken)
+    {
+        try
+        {
+            BodyKind kind = read.Kind;
+            if (kind == BodyKind.Foreign) return Outcome.Fail(StoredBody.ForeignMessage + " (left as it is)");
+            switch (options.Mode)
+            {
+                case RewriteMode.Compress:
+                    if (kind == BodyKind.Compressed) return Outcome.Skip;
+                    if (kind == BodyKind.Other) return Outcome.Unchanged; // not JSON: the compressed collection stores it as it is too
+                    return Checked(handle, read.Body, handle.Compress(read.Body), read.With(DataFormat.Binary));
+                case RewriteMode.Decompress:
+                    if (kind != BodyKind.Compressed) return Outcome.Skip;
+                    byte[] json = (await DecodeAsync(handle, read, cancellationToken).ConfigureAwait(false))!;
+                    return Outcome.Write(json, read.With(DataFormat.Json));
+                default:
+                    if (kind != BodyKind.Compressed) return Outcome.Unchanged; // migrate compresses plain ones
+                    if (options.Level is null && BodyAccess.DictionaryOf(read.Body) is { } used && used == current?.Id) return Outcome.Unchanged;
+                    byte[] original = (await DecodeAsync(handle, read, cancellationToken).ConfigureAwait(false))!;
+                    Outcome again = Checked(handle, original, handle.Compress(original), read.Flags);
+                    return again.Kind == DecisionKind.Write && again.Replacement!.Length >= read.Body.Length ? Outcome.Unchanged : again;
+            }
+        }
+        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
+        {
+            return Outcome.Fail(ex.Message);
+        }
+    }
+
+    /// <summary>A replacement is written only when it reads back as the very bytes it replaces.</summary>
+    private static Outcome Checked(CompressionNamespace handle, byte[] json, byte[] envelope, Flags flags) =>
+        handle.Decompress(envelope).AsSpan().SequenceEqual(json)
+            ? Outcome.Write(envelope, flags)
+            : Outcome.Fail("its compressed form does not decompress to the same bytes (left as it is)");
+
+    private enum DecisionKind
+    {
+        Write,
+        Skip,
+        Unchanged,
+        Fail,
+    }
+
+    private readonly record struct Outcome(DecisionKind Kind, byte[]? Replacement, string? Error, Flags Flags)
+    {
+        public static Outcome Skip => new(DecisionKind.Skip, null, null, default);
+
+        public static Outcome Unchanged => new(DecisionKind.Unchanged, null, null, default);
+
+        public static Outcome Write(byte[] replacement, Flags flags) => new(DecisionKind.Write, replacement, null, flags);
+
+        public static Outcome Fail(string error) => new(DecisionKind.Fail, null, error, default);
+    }
+}

@@ -1,0 +1,159 @@
+using System.Runtime.CompilerServices;
+using System.Text;
+using Compression.Dictionaries;
+using Couchbase.Core.Exceptions.KeyValue;
+using Couchbase.Core.IO.Operations;
+using Couchbase.Core.IO.Serializers;
+using Couchbase.Core.IO.Transcoders;
+using Couchbase.KeyValue;
+using Couchbase.KeyValue.RangeScan;
+
+namespace Compression.Tool.Couchbase;
+
+/// <summary>What a stored body is, to the compressed collection (<c>WithCompression</c>).</summary>
+internal enum BodyKind
+{
+    /// <summary>JSON flags: a plain document, which <c>migrate</c> compresses.</summary>
+    Plain,
+
+    /// <summary>Binary flags and an envelope: a compressed document.</summary>
+    Compressed,
+
+    /// <summary>Neither JSON nor binary flags (a string, a private or legacy format): read as it is by the application's transcoder; never touched.</summary>
+    Other,
+
+    /// <summary>Binary flags but not an envelope: the compressed collection cannot read it (InvalidDataException).</summary>
+    Foreign,
+}
+
+/// <summary>A document as stored: its key, exact body, flags and CAS.</summary>
+internal sealed record StoredBody(string Key, byte[] Body, Flags Flags, ulong Cas)
+{
+    public BodyKind Kind => Flags.DataFormat switch
+    {
+        DataFormat.Json => BodyKind.Plain,
+        DataFormat.Binary => DocumentEnvelope.IsEnvelope(Body) ? BodyKind.Compressed : BodyKind.Foreign,
+        _ => BodyKind.Other,
+    };
+
+    /// <summary>The flags of this document's other form: binary for the envelope of a JSON one, JSON for the JSON of an envelope (type code kept).</summary>
+    public Flags With(DataFormat format) => new() { DataFormat = format, Compression = Flags.Compression, TypeCode = Flags.TypeCode };
+
+    public const string ForeignMessage = "it has binary flags but its body is not a compressed envelope, so the compressed collection cannot read it";
+}
+
+/// <summary>Reads bodies as they are (<see cref="Body"/>) and writes given bytes with given flags: no serializer in between.</summary>
+internal sealed class BodyTranscoder(Flags write) : ITypeTranscoder
+{
+    public static BodyTranscoder Reader { get; } = new(default);
+
+    public ITypeSerializer? Serializer { get; set; }
+
+    public Flags GetFormat<T>(T value) => write;
+
+    public void Encode<T>(Stream stream, T value, Flags flags, OpCode opcode)
+    {
+        if (value is not ReadOnlyMemory<byte> body) throw new NotSupportedException($"{nameof(BodyTranscoder)} writes ReadOnlyMemory<byte> only.");
+        stream.Write(body.Span);
+    }
+
+    public T? Decode<T>(ReadOnlyMemory<byte> buffer, Flags flags, OpCode opcode) =>
+        typeof(T) == typeof(Body) ? (T)(object)new Body(buffer.ToArray(), flags) : throw new NotSupportedException($"{nameof(BodyTranscoder)} reads {nameof(Body)} only.");
+
+    public sealed record Body(byte[] Bytes, Flags Flags);
+}
+
+/// <summary>Key-value access of the commands: read a body as stored, replace it only if unchanged (CAS), list keys.</summary>
+internal static class BodyAccess
+{
+    /// <summary>Keys of the library's own documents (dictionaries, checkpoints); never scanned as data.</summary>
+    public const string ReservedPrefix = "_compression::";
+
+    /// <summary>The document as stored, or null when it does not exist.</summary>
+    public static async Task<StoredBody?> ReadAsync(ICouchbaseCollection collection, string key, CancellationToken cancellationToken)
+    {
+        try
+        {
+            using IGetResult result = await collection.GetAsync(key, new GetOptions().Transcoder(BodyTranscoder.Reader).CancellationToken(cancellationToken)).ConfigureAwait(false);
+            BodyTranscoder.Body body = result.ContentAs<BodyTranscoder.Body>()!;
+            return new StoredBody(key, body.Bytes, body.Flags, result.Cas);
+        }
+        catch (DocumentNotFoundException)
+        {
+            return null;
+        }
+    }
+
+    /// <summary>
+    /// Replaces the document if it is still exactly the version read (its CAS): true when replaced, false when it changed
+    /// or was removed since. The expiry is preserved where the server can (7.0 and later); see <paramref name="preserveExpiry"/>.
+    /// </summary>
+    public static async Task<bool> ReplaceAsync(ICouchbaseCollection collection, StoredBody read, byte[] body, Flags flags, ExpiryPolicy preserveExpiry,
+        CancellationToken cancellationToken)
+    {
+        try
+        {
+            var options = new ReplaceOptions().Cas(read.Cas).Transcoder(new BodyTranscoder(flags)).CancellationToken(cancellationToken);
+            if (preserveExpiry.Supported != false)
+            {
+                try
+                {
+                    await collection.ReplaceAsync(read.Key, (ReadOnlyMemory<byte>)body, options.PreserveTtl(true)).ConfigureAwait(false);
+                    preserveExpiry.Supported = true;
+                    return true;
+                }
+                catch (global::Couchbase.Core.Exceptions.FeatureNotAvailableException)
+                {
+                    preserveExpiry.Supported = false; // refused before anything was sent
+                    options.PreserveTtl(false);
+                }
+            }
+            await collection.ReplaceAsync(read.Key, (ReadOnlyMemory<byte>)body, options).ConfigureAwait(false);
+            return true;
+        }
+        catch (Exception ex) when (ex is global::Couchbase.Core.Exceptions.CasMismatchException or DocumentNotFoundException or DocumentExistsException)
+        {
+            return false;
+        }
+    }
+
+    /// <summary>
+    /// Every key of the collection after <paramref name="after"/> (all when null), by a KV range scan (ids only), in byte
+    /// order of their UTF-8 form (the order resuming relies on). The library's own keys are left out.
+    /// </summary>
+    public static async Task<List<string>> KeysAsync(ICouchbaseCollection collection, string? after, CancellationToken cancellationToken)
+    {
+        var scan = after is null ? new RangeScan() : new RangeScan(ScanTerm.Exclusive(after));
+        var keys = new List<(byte[] Utf8, string Key)>();
+        await foreach (IScanResult result in collection.ScanAsync(scan, new ScanOptions().IdsOnly(true).Token(cancellationToken)).ConfigureAwait(false))
+        {
+            if (result.Id.StartsWith(ReservedPrefix, StringComparison.Ordinal)) continue;
+            keys.Add((Encoding.UTF8.GetBytes(result.Id), result.Id));
+        }
+        keys.Sort(static (a, b) => a.Utf8.AsSpan().SequenceCompareTo(b.Utf8));
+        return [.. keys.Select(k => k.Key)];
+    }
+
+    /// <summary>The documents of <paramref name="keys"/> in batches, read with up to 16 gets at a time; removed ones left out.</summary>
+    public static async IAsyncEnumerable<IReadOnlyList<StoredBody>> BatchesAsync(ICouchbaseCollection collection, IReadOnlyList<string> keys, int batchSize,
+        [EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        for (int start = 0; start < keys.Count; start += batchSize)
+        {
+            string[] batch = [.. keys.Skip(start).Take(batchSize)];
+            var read = new StoredBody?[batch.Length];
+            await Parallel.ForAsync(0, batch.Length, new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = cancellationToken },
+                async (i, token) => read[i] = await ReadAsync(collection, batch[i], token).ConfigureAwait(false)).ConfigureAwait(false);
+            yield return [.. read.OfType<StoredBody>()];
+        }
+    }
+
+    /// <summary>The dictionary id an envelope names, if any.</summary>
+    public static uint? DictionaryOf(byte[] envelope) => DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) ? header.DictionaryId : null;
+}
+
+/// <summary>Whether the server preserves expiry on replace: unknown until the first replace (the SDK refuses it before sending when not).</summary>
+internal sealed class ExpiryPolicy
+{
+    public bool? Supported { get; set; }
+}

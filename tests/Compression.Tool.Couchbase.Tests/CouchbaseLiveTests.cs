@@ -1,0 +1,267 @@
+using System.Text;
+using System.Text.Json;
+using Compression.Core.Tests.Dictionaries;
+using Compression.Couchbase;
+using Compression.Dictionaries;
+using Compression.Testing.Couchbase;
+using Compression.Tool.Live;
+using Couchbase;
+using Couchbase.KeyValue;
+using Xunit;
+
+namespace Compression.Tool.Couchbase.Tests;
+
+/// <summary>docz's live commands on a Couchbase collection, through the real SDK against the loopback KV server.</summary>
+public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
+{
+    private const string Ns = "default._default._default";
+    private const uint JsonFlags = 0x02000006; // common flags: JSON
+    private readonly string _directory = Directory.CreateTempSubdirectory("docz-cb-").FullName;
+    private CouchbaseLoopbackServer _server = null!;
+    private string _config = null!;
+
+    public async Task InitializeAsync()
+    {
+        _server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { CommandLogCapacity = 1_000_000 });
+        _config = Path.Combine(_directory, "appsettings.json");
+        File.WriteAllText(_config, $$"""
+            {
+              "Couchbase": { "ConnectionString": "{{_server.ConnectionString}}", "Username": "{{_server.Username}}", "Password": "{{_server.Password}}" },
+              "Compression": {
+                "Defaults": { "Codec": "Zstd" },
+                "Namespaces": {
+                  "{{Ns}}": { "Dictionary": { "DictionarySize": 8192, "MinSampleCount": 32, "MaxSampleCount": 2000 } }
+                }
+              }
+            }
+            """);
+    }
+
+    public async Task DisposeAsync() => await _server.DisposeAsync();
+
+    public void Dispose() => Directory.Delete(_directory, recursive: true);
+
+    [Fact]
+    public async Task Migrate_verify_stats_and_decompress_round_trip_every_document_byte_for_byte()
+    {
+        Dictionary<string, byte[]> originals = Arrange(600, seed: 1);
+        _server.PutDocument("legacy::string", "just a string"u8.ToArray(), 0x04000000); // string flags: never touched
+
+        (int exit, string json, string error) = Run("migrate", "--batch-size", "64");
+        Assert.True(exit == 0, error + json);
+        using (JsonDocument report = JsonDocument.Parse(json))
+        {
+            JsonElement trained = report.RootElement.GetProperty("trained")[0];
+            Assert.Equal("adopted", trained.GetProperty("outcome").GetString());
+            JsonElement ns = report.RootElement.GetProperty("namespaces")[0];
+            Assert.Equal(600, ns.GetProperty("written").GetInt64());
+            Assert.Equal(1, ns.GetProperty("unchanged").GetInt64());
+            Assert.Equal(0, ns.GetProperty("failed").GetInt64());
+        }
+        foreach ((string key, byte[] original) in originals)
+        {
+            Assert.True(_server.TryGetDocument(key, out KvDocument? stored));
+            Assert.True(DocumentEnvelope.IsEnvelope(stored.Value.Span), key);
+            Assert.True(stored.Value.Length < original.Length, key);
+        }
+        Assert.True(_server.TryGetDocument("legacy::string", out KvDocument? untouched) && untouched.Flags == 0x04000000);
+
+        // An application client that never saw the dictionary reads every document through the compressed collection.
+        await using (ICluster cluster = await Cluster.ConnectAsync(_server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(_server.Username, _server.Password)))
+        {
+            ICouchbaseCollection plain = (await cluster.BucketAsync(_server.BucketName)).DefaultCollection();
+            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(plain));
+            ICouchbaseCollection compressed = plain.WithCompression(engine);
+            foreach ((string key, byte[] original) in originals.Take(100))
+            {
+                using IGetResult read = await compressed.GetAsync(key);
+                Assert.True(Newtonsoft.Json.Linq.JToken.DeepEquals(Newtonsoft.Json.Linq.JObject.Parse(Encoding.UTF8.GetString(original)),
+                    read.ContentAs<Newtonsoft.Json.Linq.JObject>()), key);
+            }
+        }
+
+        // Running it again changes nothing: everything is already compressed.
+        (exit, json, error) = Run("migrate");
+        Assert.True(exit == 0, error + json);
+        using (JsonDocument again = JsonDocument.Parse(json))
+        {
+            JsonElement ns = again.RootElement.GetProperty("namespaces")[0];
+            Assert.Equal(0, ns.GetProperty("written").GetInt64());
+            Assert.Equal(600, ns.GetProperty("skipped").GetInt64());
+        }
+
+        (exit, json, error) = Run("verify");
+        Assert.True(exit == 0, error + json);
+        using (JsonDocument verify = JsonDocument.Parse(json))
+        {
+            JsonElement ns = verify.RootElement.GetProperty("namespaces")[0];
+            Assert.Equal(601, ns.GetProperty("documents").GetInt64());
+            Assert.Equal(600, ns.GetProperty("compressed").GetInt64());
+            Assert.Equal(1, ns.GetProperty("plain").GetInt64());
+        }
+
+        (exit, json, error) = Run("stats");
+        Assert.True(exit == 0, error + json);
+        using (JsonDocument stats = JsonDocument.Parse(json))
+        {
+            JsonElement ns = stats.RootElement.GetProperty("namespaces")[0];
+            long storedBytes = originals.Keys.Sum(k => _server.TryGetDocument(k, out KvDocument? d) ? d.Value.Length : 0) + "just a string"u8.Length;
+            Assert.Equal(storedBytes, ns.GetProperty("storedBytes").GetInt64());
+            Assert.Equal(originals.Values.Sum(v => (long)v.Length) + "just a string"u8.Length, ns.GetProperty("rawBytes").GetInt64());
+            Assert.Equal(1, ns.GetProperty("currentVersion").GetInt32());
+            JsonElement use = ns.GetProperty("dictionaries")[0];
+            Assert.Equal(1, use.GetProperty("version").GetInt32());
+            Assert.Equal(600, use.GetProperty("documents").GetInt64());
+        }
+
+        (exit, json, error) = Run("migrate", "--decompress");
+        Assert.True(exit == 0, error + json);
+        foreach ((string key, byte[] original) in originals)
+        {
+            Assert.True(_server.TryGetDocument(key, out KvDocument? stored));
+            Assert.Equal(original, stored.Value.ToArray());
+            Assert.Equal(JsonFlags, stored.Flags);
+        }
+    }
+
+    [Fact]
+    public async Task Migrate_interrupted_at_random_points_resumes_from_its_checkpoint_and_compresses_each_document_once()
+    {
+        Dictionary<string, byte[]> originals = Arrange(800, seed: 2);
+        Assert.Equal(0, Run("train").Exit);
+        var random = new Random(17);
+        int interruptions = 0;
+        var settings = new LiveSettings { Connection = null, ConfigPath = _config, Namespaces = [Ns], Json = true, BatchSize = 40, MaxFailures = 10 };
+        for (int run = 0; run < 40; run++)
+        {
+            long replacesBefore = _server.CommandCount(KvProtocol.Opcodes.Replace);
+            int stopAfter = random.Next(1, 120);
+            using var stop = new CancellationTokenSource();
+            Task watcher = _server.WaitUntilAsync(s => s.CommandCount(KvProtocol.Opcodes.Replace) - replacesBefore >= stopAfter, stop.Token).ContinueWith(_ => stop.Cancel(), TaskScheduler.Default);
+            var output = new StringWriter();
+            var console = new LiveOutput(output, new StringWriter(), settings);
+            try
+            {
+                int exit = await new CouchbaseBackend().RewriteAsync("migrate", settings, new RewriteOptions { Mode = RewriteMode.Compress }, train: false, null, console, stop.Token);
+                Assert.Equal(0, exit);
+                using JsonDocument report = JsonDocument.Parse(output.ToString());
+                JsonElement ns = report.RootElement.GetProperty("namespaces")[0];
+                Assert.Equal(800, ns.GetProperty("written").GetInt64() + ns.GetProperty("skipped").GetInt64());
+                Assert.Equal(interruptions > 0, ns.GetProperty("resumed").GetBoolean());
+                break;
+            }
+            catch (OperationCanceledException)
+            {
+                interruptions++;
+            }
+            finally
+            {
+                await stop.CancelAsync();
+                await watcher;
+            }
+        }
+        Assert.True(interruptions >= 5, $"only {interruptions} interruptions");
+
+        // Every document compressed exactly once (one successful REPLACE each), and each reads back as it was.
+        Assert.Equal(800, Replaces());
+        foreach (string key in originals.Keys)
+        {
+            Assert.True(_server.TryGetDocument(key, out KvDocument? stored) && DocumentEnvelope.IsEnvelope(stored.Value.Span), key);
+        }
+        Assert.Equal(0, Run("verify").Exit);
+        Assert.Equal(0, Run("migrate", "--decompress").Exit);
+        foreach ((string key, byte[] original) in originals)
+        {
+            Assert.True(_server.TryGetDocument(key, out KvDocument? stored));
+            Assert.Equal(original, stored.Value.ToArray());
+        }
+    }
+
+    [Fact]
+    public async Task Verify_names_a_corrupted_document_a_missing_dictionary_and_a_foreign_binary_body()
+    {
+        Arrange(300, seed: 3);
+        Assert.Equal(0, Run("migrate").Exit);
+        Assert.True(_server.TryGetDocument("doc::00010", out KvDocument? victim));
+        byte[] corrupted = victim.Value.ToArray();
+        corrupted[^3] ^= 0x5a;
+        _server.PutDocument("doc::00010", corrupted, victim.Flags);
+
+        // A document compressed with a dictionary the store does not have.
+        var foreignStore = new InMemoryDictionaryStore();
+        await using (var other = TestEngine.Create(foreignStore))
+        {
+            CompressionNamespace handle = other.GetNamespace(Ns);
+            var random = new Random(9);
+            for (int i = 0; i < 300; i++) handle.State.Reservoir.Offer(TestDocuments.Movie(random));
+            // The engine may already be training in the background when asked (the run then says AlreadyRunning, seen
+            // once in about ten runs): wait for it either way, then require a dictionary.
+            await other.WhenIdleAsync();
+            TrainingOutcome outcome = (await handle.TrainAsync()).Outcome;
+            await other.WhenIdleAsync();
+            Assert.True(handle.CurrentDictionary is not null, $"no dictionary adopted (training said {outcome})");
+            _server.PutDocument("doc::00020", handle.Compress(TestDocuments.Movie(random)), victim.Flags);
+            _server.PutDocument("doc::00030", "not an envelope"u8.ToArray(), victim.Flags); // binary flags
+            (int exit, string json, string error) = Run("verify");
+            Assert.Equal(1, exit);
+            using JsonDocument report = JsonDocument.Parse(json);
+            JsonElement ns = report.RootElement.GetProperty("namespaces")[0];
+            Assert.True(ns.GetProperty("failed").GetInt64() == 3, json);
+            var failures = ns.GetProperty("failures").EnumerateArray().ToDictionary(f => f.GetProperty("id").GetString()!, f => f.GetProperty("error").GetString()!);
+            Assert.Equal(["doc::00010", "doc::00020", "doc::00030"], failures.Keys.Order(StringComparer.Ordinal));
+            Assert.Contains(handle.CurrentDictionary!.Id.ToString(System.Globalization.CultureInfo.InvariantCulture), failures["doc::00020"], StringComparison.Ordinal);
+            Assert.Contains("not a compressed envelope", failures["doc::00030"], StringComparison.Ordinal);
+        }
+    }
+
+    [Fact]
+    public void Recompress_at_level_19_makes_the_collection_smaller_and_older_than_is_refused()
+    {
+        Arrange(400, seed: 4);
+        Assert.Equal(0, Run("migrate", "--no-train").Exit);
+        Assert.Equal(0, Run("train").Exit);
+        long before = StoredBytes();
+        (int exit, string json, string error) = Run("recompress", "--level", "19");
+        Assert.True(exit == 0, error + json);
+        Assert.True(StoredBytes() < before * 0.8, $"{StoredBytes()} of {before}");
+        Assert.Equal(0, Run("verify").Exit);
+
+        (exit, _, error) = Run("recompress", "--older-than", "2026-01-01");
+        Assert.Equal(2, exit);
+        Assert.Contains("Couchbase keys carry no time", error, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Bad_namespaces_and_an_unreachable_server_are_reported_without_a_stack_trace()
+    {
+        var error = new StringWriter();
+        Assert.Equal(2, Program.Run(["verify", "--config", _config, "--namespace", "default.only-two"], new StringWriter(), error));
+        Assert.Contains("expected bucket.scope.collection", error.ToString(), StringComparison.Ordinal);
+        Assert.DoesNotContain("   at ", error.ToString(), StringComparison.Ordinal);
+    }
+
+    private long Replaces() => _server.Commands.Count(c => c.Opcode == KvProtocol.Opcodes.Replace && c.Status == 0);
+
+    private long StoredBytes() => Enumerable.Range(0, 400).Sum(i => _server.TryGetDocument($"doc::{i:D5}", out KvDocument? d) ? d.Value.Length : 0);
+
+    private Dictionary<string, byte[]> Arrange(int count, int seed)
+    {
+        var random = new Random(seed);
+        var documents = new Dictionary<string, byte[]>();
+        for (int i = 0; i < count; i++)
+        {
+            byte[] json = TestDocuments.Movie(random);
+            documents[$"doc::{i:D5}"] = json;
+            _server.PutDocument($"doc::{i:D5}", json, JsonFlags, dataType: 1);
+        }
+        return documents;
+    }
+
+    private (int Exit, string Output, string Error) Run(params string[] args)
+    {
+        var output = new StringWriter();
+        var error = new StringWriter();
+        int exit = Program.Run([.. args, "--config", _config, "--format", "json"], output, error);
+        return (exit, output.ToString(), error.ToString());
+    }
+}
