@@ -278,46 +278,33 @@ internal sealed class TrainingCoordinator
     {
         Structure.StructureModel? model = Structure.StructureTrainer.TryTrain(training, size, plain.Id);
         if (model is null) return (plain, plainBytes);
-        long packedBytes = MeasureEnvelopeBytes(state, holdout, model.Dictionary);
+        long packedBytes = MeasureEnvelopeBytes(state, holdout, model.Dictionary, out int packed);
         bool chosen = packedBytes <= plainBytes * Structure.StructureTrainer.DefaultThreshold;
         if (_logger.IsEnabled(LogLevel.Information))
         {
-            Log.ShapesMeasured(_logger, state.Name, model.Table.Count, packedBytes, plainBytes, CountPacked(state, holdout, model.Dictionary), holdout.Length,
+            Log.ShapesMeasured(_logger, state.Name, model.Table.Count, packedBytes, plainBytes, packed, holdout.Length,
                 chosen ? "the shape table is published with the dictionary" : "not used: under 5% smaller");
         }
         return chosen ? (model.Dictionary, packedBytes) : (plain, plainBytes);
     }
 
-    private static int CountPacked(NamespaceState state, byte[][] documents, ZstdDictionary dictionary)
-    {
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(DocumentCompressor.GetMaxEnvelopeLength(documents.Max(d => d.Length)));
-        try
-        {
-            int packed = 0;
-            foreach (byte[] document in documents)
-            {
-                state.Compressor.TryCompress(document, buffer, out _, dictionary);
-                if ((buffer[1] & DocumentEnvelope.CodecMask) == (int)CompressionCodec.PackedZstd) packed++;
-            }
-            return packed;
-        }
-        finally
-        {
-            ArrayPool<byte>.Shared.Return(buffer, clearArray: true);
-        }
-    }
+    private static long MeasureEnvelopeBytes(NamespaceState state, byte[][] documents, ZstdDictionary? dictionary) =>
+        MeasureEnvelopeBytes(state, documents, dictionary, out _);
 
-    private static long MeasureEnvelopeBytes(NamespaceState state, byte[][] documents, ZstdDictionary? dictionary)
+    /// <summary>The envelope bytes of <paramref name="documents"/> through the namespace's compressor, and how many were written packed (codec 7).</summary>
+    private static long MeasureEnvelopeBytes(NamespaceState state, byte[][] documents, ZstdDictionary? dictionary, out int packed)
     {
         int max = documents.Max(d => d.Length);
         byte[] buffer = ArrayPool<byte>.Shared.Rent(DocumentCompressor.GetMaxEnvelopeLength(max));
         try
         {
             long total = 0;
+            packed = 0;
             foreach (byte[] document in documents)
             {
                 state.Compressor.TryCompress(document, buffer, out int written, dictionary);
                 total += written;
+                if ((buffer[1] & DocumentEnvelope.CodecMask) == (int)CompressionCodec.PackedZstd) packed++;
             }
             return total;
         }
