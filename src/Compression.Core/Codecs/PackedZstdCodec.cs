@@ -1,4 +1,3 @@
-using System.Buffers;
 using Compression.Structure;
 
 namespace Compression.Codecs;
@@ -31,15 +30,15 @@ internal sealed class PackedZstdCodec : Codec
     {
         bytesWritten = 0;
         if (dictionary?.Shapes is not { } shapes || source.Length is < 2 or > MaxDocumentLength) return false;
-        byte[] packed = ArrayPool<byte>.Shared.Rent(source.Length);
+        byte[] packed = PackBuffers.Rent(PackBuffers.Slot.Packed, source.Length);
         try
         {
-            return shapes.TryEncode(source, packed, out int packedLength)
+            return shapes.TryEncode(source, packed.AsSpan(0, source.Length), out int packedLength)
                 && ZstdBlockCodec.Instance.TryCompress(packed.AsSpan(0, packedLength), destination, level, dictionary, out bytesWritten);
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(packed, clearArray: true);
+            PackBuffers.Return(PackBuffers.Slot.Packed, packed);
         }
     }
 
@@ -53,7 +52,7 @@ internal sealed class PackedZstdCodec : Codec
 
         // A packed stream is always shorter than its document: a block that decodes to as much is corrupt.
         int capacity = Math.Max(0, destination.Length - 1);
-        byte[] packed = ArrayPool<byte>.Shared.Rent(Math.Max(1, capacity));
+        byte[] packed = PackBuffers.Rent(PackBuffers.Slot.Packed, capacity);
         try
         {
             int packedLength = ZstdBlockCodec.DecompressBlock(source, packed.AsSpan(0, capacity), dictionary);
@@ -62,7 +61,7 @@ internal sealed class PackedZstdCodec : Codec
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(packed, clearArray: true);
+            PackBuffers.Return(PackBuffers.Slot.Packed, packed);
         }
     }
 

@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Compression.Structure;
 
 /// <summary>
@@ -42,6 +44,7 @@ internal ref struct JsonText
     }
 
     /// <summary>Whether a byte may appear in a number's text.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static bool IsNumberByte(byte b) => (uint)(b - '0') <= 9 || b is (byte)'-' or (byte)'+' or (byte)'.' or (byte)'e' or (byte)'E';
 
     private bool TryValue(int depth)
@@ -154,19 +157,56 @@ internal ref struct JsonText
         return true;
     }
 
+    /// <summary>
+    /// A number, in one pass: <c>-?(0|[1-9][0-9]*)(\.[0-9]+)?</c> with at most <see cref="MaxDigits"/> digits, at most
+    /// <see cref="PackedTag.MaxScale"/> after the point and not a negative zero is packed as an integer or a decimal
+    /// (exactly the texts <see cref="TryFormatDecimal"/> writes back); any other run of number bytes stays text.
+    /// </summary>
     private bool TryNumber()
     {
+        ReadOnlySpan<byte> source = _source;
         int start = _at;
-        int end = start;
-        while (end < _source.Length && IsNumberByte(_source[end])) end++;
+        int i = start;
+        bool negative = i < source.Length && source[i] == (byte)'-';
+        if (negative) i++;
+        ulong digits = 0;
+        int count = 0, scale = 0;
+        bool packable = i < source.Length;
+        if (packable && source[i] == (byte)'0')
+        {
+            i++;
+            count = 1;
+        }
+        else
+        {
+            while (i < source.Length && (uint)(source[i] - '0') <= 9)
+            {
+                digits = (digits * 10) + (uint)(source[i++] - '0');
+                count++;
+            }
+            packable = count > 0;
+        }
+        if (packable && i < source.Length && source[i] == (byte)'.')
+        {
+            int first = ++i;
+            while (i < source.Length && (uint)(source[i] - '0') <= 9)
+            {
+                digits = (digits * 10) + (uint)(source[i++] - '0');
+                count++;
+            }
+            scale = i - first;
+            packable = scale is > 0 and <= PackedTag.MaxScale;
+        }
+        // Whatever number bytes follow (an exponent, a second sign, a leading zero's digits) make it text.
+        int end = i;
+        while (end < source.Length && IsNumberByte(source[end])) end++;
         if (end == start) return false;
         _at = end;
-        ReadOnlySpan<byte> text = _source[start..end];
         int node;
-        if (TryParseDecimal(text, out long mantissa, out int scale))
+        if (packable && end == i && count <= MaxDigits && !(negative && digits == 0))
         {
             node = _scratch.AddNode(scale == 0 ? PackedTag.Integer : (byte)(PackedTag.Decimal + scale));
-            _scratch.Nodes[node].Value = mantissa;
+            _scratch.Nodes[node].Value = negative ? -(long)digits : (long)digits;
             return true;
         }
         node = _scratch.AddNode(PackedTag.NumberText);
@@ -232,17 +272,25 @@ internal ref struct JsonText
         written = 0;
         Span<byte> digits = stackalloc byte[20];
         ulong magnitude = mantissa < 0 ? (ulong)(-(mantissa + 1)) + 1 : (ulong)mantissa;
-        int n = 0;
-        do { digits[19 - n++] = (byte)('0' + magnitude % 10); magnitude /= 10; } while (magnitude != 0);
+        magnitude.TryFormat(digits, out int n, default, System.Globalization.CultureInfo.InvariantCulture);
         int padded = Math.Max(n, scale + 1);
         int length = (mantissa < 0 ? 1 : 0) + padded + (scale > 0 ? 1 : 0);
         if (length > destination.Length) return false;
         int at = 0;
         if (mantissa < 0) destination[at++] = (byte)'-';
-        for (int d = padded; d > 0; d--)
+        int zeros = padded - n; // "0.0042": zeros before the first digit
+        int whole = padded - scale;
+        // Integer part: the leading zero, or the digits before the point.
+        for (int z = 0; z < Math.Min(zeros, whole); z++) destination[at++] = (byte)'0';
+        int fromDigits = whole - Math.Min(zeros, whole);
+        digits[..fromDigits].CopyTo(destination[at..]);
+        at += fromDigits;
+        if (scale > 0)
         {
-            if (d == scale) destination[at++] = (byte)'.';
-            destination[at++] = d > n ? (byte)'0' : digits[20 - d];
+            destination[at++] = (byte)'.';
+            for (int z = whole; z < zeros; z++) destination[at++] = (byte)'0';
+            digits[fromDigits..n].CopyTo(destination[at..]);
+            at += n - fromDigits;
         }
         written = at;
         return true;

@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace Compression.Structure;
 
 /// <summary>
@@ -47,6 +49,7 @@ internal sealed class PackScratch
         t_instance = scratch;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public int AddNode(byte tag)
     {
         if (NodeCount == Nodes.Length) Array.Resize(ref Nodes, Nodes.Length * 2);
@@ -56,6 +59,7 @@ internal sealed class PackScratch
         return NodeCount++;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void PushKey(KeySpan key)
     {
         if (PendingCount == Pending.Length) Array.Resize(ref Pending, Pending.Length * 2);
@@ -91,5 +95,37 @@ internal sealed class PackScratch
         ulong hash = ShapeTable.HashStart;
         foreach (KeySpan key in keys) hash = ShapeTable.HashKey(hash, document.Slice(key.Start, key.Length));
         return hash;
+    }
+}
+
+/// <summary>
+/// Per-thread byte buffers of the packing codec, one slot per use, grown as needed and reused: the packed stream being
+/// written or read (<see cref="Slot.Packed"/>), a BSON element list framed as a document (<see cref="Slot.Framed"/>),
+/// and the verifying decode's output (<see cref="Slot.Verify"/>). Private to this assembly and never handed out, so
+/// nothing of a document reaches other code through them (a shared pool's arrays had to be cleared on every return).
+/// A slot is taken and given back: a nested use of the same slot on one thread gets an array of its own.
+/// </summary>
+internal static class PackBuffers
+{
+    public enum Slot { Packed, Framed, Verify }
+
+    /// <summary>Arrays over this size are not kept for the next document (a packed document is at most 128 KiB + framing).</summary>
+    private const int MaxKept = 256 * 1024;
+
+    [ThreadStatic] private static byte[]?[]? t_slots;
+
+    /// <summary>An array of at least <paramref name="length"/> bytes from <paramref name="slot"/>; give it back with <see cref="Return"/>.</summary>
+    public static byte[] Rent(Slot slot, int length)
+    {
+        byte[]?[] slots = t_slots ??= new byte[]?[3];
+        byte[]? buffer = slots[(int)slot];
+        slots[(int)slot] = null;
+        if (buffer is null || buffer.Length < length) buffer = new byte[Math.Max(length, Math.Min(MaxKept, Math.Max(512, (buffer?.Length ?? 0) * 2)))];
+        return buffer;
+    }
+
+    public static void Return(Slot slot, byte[] buffer)
+    {
+        if (buffer.Length <= MaxKept) t_slots![(int)slot] = buffer;
     }
 }

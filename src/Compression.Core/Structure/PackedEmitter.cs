@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Runtime.CompilerServices;
 
 namespace Compression.Structure;
 
@@ -106,6 +107,7 @@ internal ref struct PackedEmitter
         }
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool Room(int bytes)
     {
         if (!_full && _destination.Length - _at >= bytes) return true;
@@ -113,18 +115,26 @@ internal ref struct PackedEmitter
         return false;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Byte(byte value)
     {
         if (Room(1)) _destination[_at++] = value;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Varint(ulong value)
     {
+        if (value < 0x80)
+        {
+            Byte((byte)value);
+            return;
+        }
         if (_full) return;
         if (Varint64.TryWrite(_destination[_at..], value, out int written)) _at += written;
         else _full = true;
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Bytes(ReadOnlySpan<byte> bytes)
     {
         if (!Room(bytes.Length)) return;

@@ -22,6 +22,8 @@ internal ref struct PackedReader
 
     public ulong Varint()
     {
+        // Most varints of a packed stream (shape ids, lengths, small numbers) are one byte.
+        if ((uint)_at < (uint)_packed.Length && _packed[_at] < 0x80) return _packed[_at++];
         if (!Varint64.TryRead(_packed[_at..], out ulong value, out int read))
             StructureThrow.Corrupt($"Packed stream: truncated, over-long or non-minimal varint at offset {_at}.");
         _at += read;

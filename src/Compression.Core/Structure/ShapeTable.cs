@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.IO.Hashing;
+using System.Numerics;
 using Compression.Internal;
 
 namespace Compression.Structure;
@@ -139,7 +140,34 @@ internal sealed class ShapeTable
     public static ulong HashStart => 0x9E3779B97F4A7C15UL;
 
     /// <summary>Folds one more key into a key list's hash.</summary>
-    public static ulong HashKey(ulong hash, ReadOnlySpan<byte> key) => XxHash3.HashToUInt64(key, (long)hash) ^ (ulong)key.Length;
+    /// <remarks>
+    /// A lookup hash only (never stored: a table computes it again when loaded), and <see cref="Find"/> compares the keys
+    /// of whatever it finds, so it is built for speed on short keys: every 8-byte word of the key (the last one
+    /// overlapping), multiplied and rotated in.
+    /// </remarks>
+    public static ulong HashKey(ulong hash, ReadOnlySpan<byte> key)
+    {
+        const ulong Multiplier = 0x9FB21C651E98DF25UL;
+        int length = key.Length;
+        if (length >= 8)
+        {
+            int at = 0;
+            for (; at + 8 < length; at += 8)
+                hash = BitOperations.RotateLeft((hash ^ BinaryPrimitives.ReadUInt64LittleEndian(key[at..])) * Multiplier, 29);
+            hash = BitOperations.RotateLeft((hash ^ BinaryPrimitives.ReadUInt64LittleEndian(key[(length - 8)..])) * Multiplier, 29);
+        }
+        else if (length >= 4)
+        {
+            ulong word = BinaryPrimitives.ReadUInt32LittleEndian(key) | ((ulong)BinaryPrimitives.ReadUInt32LittleEndian(key[(length - 4)..]) << 32);
+            hash = BitOperations.RotateLeft((hash ^ word) * Multiplier, 29);
+        }
+        else if (length > 0)
+        {
+            ulong word = key[0] | ((ulong)key[length >> 1] << 8) | ((ulong)key[length - 1] << 16);
+            hash = BitOperations.RotateLeft((hash ^ word) * Multiplier, 29);
+        }
+        return (hash ^ (ulong)length) * Multiplier;
+    }
 
     private ulong HashOf(int id)
     {

@@ -1,5 +1,3 @@
-using System.Buffers;
-
 namespace Compression.Structure;
 
 /// <summary>
@@ -7,7 +5,7 @@ namespace Compression.Structure;
 /// ids instead of keys, values packed), or says it does not apply; <see cref="Decode"/> gives back exactly the
 /// document's bytes. Every encoding is verified before it is returned: it is decoded again and compared byte for byte,
 /// and a document that would not come back identical is "not applicable" (the caller stores it as it is).
-/// Thread-safe; the per-document buffers are per thread.
+/// Thread-safe; the per-document buffers are per thread (<see cref="PackScratch"/>, <see cref="PackBuffers"/>).
 /// </summary>
 internal sealed class ShapeTransform
 {
@@ -36,7 +34,7 @@ internal sealed class ShapeTransform
         if (Table.Kind != DocumentKind.BsonElements) return TryEncodeDocument(document, destination, out written);
         // BSON elements: packed as the document they frame (its length and NUL are derived, so the stream is the same).
         if (document.Length > int.MaxValue - FramingLength) return false;
-        byte[] framed = ArrayPool<byte>.Shared.Rent(document.Length + FramingLength);
+        byte[] framed = PackBuffers.Rent(PackBuffers.Slot.Framed, document.Length + FramingLength);
         try
         {
             int length = Frame(document, framed);
@@ -44,7 +42,7 @@ internal sealed class ShapeTransform
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(framed, clearArray: true);
+            PackBuffers.Return(PackBuffers.Slot.Framed, framed);
         }
     }
 
@@ -95,7 +93,7 @@ internal sealed class ShapeTransform
     {
         if (Table.Kind != DocumentKind.BsonElements) return DecodeDocument(packed, destination);
         // BSON elements: unpack the framing document, then hand out its elements.
-        byte[] framed = ArrayPool<byte>.Shared.Rent(destination.Length + FramingLength);
+        byte[] framed = PackBuffers.Rent(PackBuffers.Slot.Framed, destination.Length + FramingLength);
         try
         {
             int length = BsonUnpacker.Unpack(Table, packed, framed.AsSpan(0, destination.Length + FramingLength));
@@ -105,7 +103,7 @@ internal sealed class ShapeTransform
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(framed, clearArray: true);
+            PackBuffers.Return(PackBuffers.Slot.Framed, framed);
         }
     }
 
@@ -121,7 +119,7 @@ internal sealed class ShapeTransform
 
     private bool Verify(ReadOnlySpan<byte> document, ReadOnlySpan<byte> packed)
     {
-        byte[] buffer = ArrayPool<byte>.Shared.Rent(document.Length);
+        byte[] buffer = PackBuffers.Rent(PackBuffers.Slot.Verify, document.Length);
         try
         {
             int length = DecodeDocument(packed, buffer.AsSpan(0, document.Length));
@@ -133,7 +131,7 @@ internal sealed class ShapeTransform
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(buffer, clearArray: true);
+            PackBuffers.Return(PackBuffers.Slot.Verify, buffer);
         }
     }
 }
