@@ -256,17 +256,44 @@ public sealed class SettingRecommenderTests
     }
 
     [Fact]
-    public void ClockPassTimer_WarmUpThenPassesUntilTheBudget_ReturnsTheMeanOfTheTimedPasses()
+    public void ClockPassTimer_WarmsUpForHalfTheBudgetThenTimesPassesForTheBudget_ReturnsTheirMedian()
     {
         var clock = new FakeTimeProvider();
         int calls = 0;
         double seconds = new ClockPassTimer(clock).SecondsPerPass("x", () =>
         {
-            // The first pass is slow (compilation); then 10 ms each.
-            clock.Advance(calls++ == 0 ? TimeSpan.FromSeconds(1) : TimeSpan.FromMilliseconds(10));
+            // Warm-up: a slow first pass (compilation), then 40 ms passes until 150 ms are spent (4 passes in all).
+            // Timed: 10 ms passes, with one 200 ms pass (another process took the core) that must not move the median.
+            calls++;
+            TimeSpan took = calls == 1 ? TimeSpan.FromMilliseconds(30) : calls <= 4 ? TimeSpan.FromMilliseconds(40)
+                : calls == 8 ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromMilliseconds(10);
+            clock.Advance(took);
         }, TimeSpan.FromMilliseconds(300));
         Assert.Equal(0.010, seconds, 9);
-        Assert.Equal(1 + 30, calls);
+        // 4 warm-up passes (30 + 3 x 40 = 150 ms), then timed passes until 300 ms: 200 + 10 x 10 = 300 ms, 11 passes.
+        Assert.Equal(4 + 11, calls);
+    }
+
+    [Fact]
+    public void ClockPassTimer_PassesFarShorterThanTheBudget_AreTimedInSamplesOfManyPasses()
+    {
+        // One tiny document: a pass takes 1 µs. Samples of 10 ms (300 ms / 30) hold 10,000 passes each.
+        var clock = new FakeTimeProvider();
+        int calls = 0;
+        double seconds = new ClockPassTimer(clock).SecondsPerPass("x", () => { calls++; clock.Advance(TimeSpan.FromTicks(10)); }, TimeSpan.FromMilliseconds(300));
+        Assert.Equal(1e-6, seconds, 12);
+        Assert.Equal(150_000 + 300_000, calls); // 150 ms of warm-up, then 30 samples of 10,000
+    }
+
+    [Fact]
+    public void ClockPassTimer_AShortBudget_StillTimesThreePasses()
+    {
+        var clock = new FakeTimeProvider();
+        int calls = 0;
+        var durations = new[] { 50, 30, 10, 20 }; // warm-up, then three timed passes
+        double seconds = new ClockPassTimer(clock).SecondsPerPass("x", () => clock.Advance(TimeSpan.FromMilliseconds(durations[calls++])), TimeSpan.FromMilliseconds(20));
+        Assert.Equal(0.020, seconds, 9);
+        Assert.Equal(1 + ClockPassTimer.MinTimedPasses, calls);
     }
 
     [Fact]

@@ -19,15 +19,25 @@ internal abstract class PassTimer
 }
 
 /// <summary>
-/// Times passes on a clock: one warm-up pass, then passes until <c>budget</c> is spent (at least one), and returns the
-/// mean. When the warm-up pass alone takes <see cref="LongPass"/> or more (a large corpus, a slow level), it is the
-/// measurement: just-in-time compilation (a few hundred milliseconds at most for a codec) is then a small part of it,
-/// and a second pass would double a long wait for little.
+/// Times passes on a clock. Warm-up first: passes until half the <c>budget</c> is spent (at least one), so the
+/// just-in-time compiler has replaced most of the first, unoptimized code of the setting's methods (it starts about
+/// 100 ms after they were first called, in the background) and the timings are of the code an application runs. Then samples until
+/// <c>budget</c> is spent again (at least <see cref="MinTimedPasses"/>): a sample is one pass, or as many passes as take
+/// <see cref="SamplesPerBudget"/>th of the budget when passes are shorter (one tiny document), divided by their number.
+/// The median sample is the measurement: another process taking the core for a moment slows one sample, not the result. When the first warm-up
+/// pass alone takes <see cref="LongPass"/> or more (a large corpus, a slow level), it is the measurement: compilation
+/// is then a small part of it, and more passes would multiply a long wait for little.
 /// </summary>
 internal sealed class ClockPassTimer(TimeProvider time) : PassTimer
 {
-    /// <summary>A warm-up pass this long is taken as the measurement.</summary>
+    /// <summary>A first pass this long is taken as the measurement.</summary>
     public static readonly TimeSpan LongPass = TimeSpan.FromSeconds(3);
+
+    /// <summary>The fewest samples a median is taken of (when the first pass is shorter than <see cref="LongPass"/>).</summary>
+    public const int MinTimedPasses = 3;
+
+    /// <summary>A sample lasts at least the budget divided by this (so a budget gives about this many samples).</summary>
+    public const int SamplesPerBudget = 30;
 
     public static ClockPassTimer System { get; } = new(TimeProvider.System);
 
@@ -35,19 +45,30 @@ internal sealed class ClockPassTimer(TimeProvider time) : PassTimer
     {
         long start = time.GetTimestamp();
         pass();
-        TimeSpan warmUp = time.GetElapsedTime(start);
-        if (warmUp >= LongPass) return warmUp.TotalSeconds;
+        TimeSpan first = time.GetElapsedTime(start);
+        if (first >= LongPass) return first.TotalSeconds;
+        while (time.GetElapsedTime(start) < budget / 2) pass();
 
-        int passes = 0;
+        TimeSpan sampleLength = budget / SamplesPerBudget;
+        var seconds = new List<double>(SamplesPerBudget + MinTimedPasses);
         start = time.GetTimestamp();
-        TimeSpan elapsed;
         do
         {
-            pass();
-            passes++;
-            elapsed = time.GetElapsedTime(start);
+            long sampleStart = time.GetTimestamp();
+            int passes = 0;
+            TimeSpan elapsed;
+            do
+            {
+                pass();
+                passes++;
+                elapsed = time.GetElapsedTime(sampleStart);
+            }
+            while (elapsed < sampleLength);
+            seconds.Add(elapsed.TotalSeconds / passes);
         }
-        while (elapsed < budget);
-        return elapsed.TotalSeconds / passes;
+        while (seconds.Count < MinTimedPasses || time.GetElapsedTime(start) < budget);
+        seconds.Sort();
+        int middle = seconds.Count / 2;
+        return seconds.Count % 2 == 1 ? seconds[middle] : (seconds[middle - 1] + seconds[middle]) / 2;
     }
 }
