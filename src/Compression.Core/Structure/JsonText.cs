@@ -34,6 +34,15 @@ internal ref struct JsonText
     /// </summary>
     public static bool IsRawStringContent(ReadOnlySpan<byte> content)
     {
+        if (content.Length <= ShortScan)
+        {
+            for (int i = 0; i < content.Length; i++)
+            {
+                if (content[i] == (byte)'"') return false;
+                if (content[i] == (byte)'\\' && ++i >= content.Length) return false;
+            }
+            return true;
+        }
         while (true)
         {
             int i = content.IndexOfAny((byte)'"', (byte)'\\');
@@ -42,6 +51,9 @@ internal ref struct JsonText
             content = content[(i + 2)..];
         }
     }
+
+    /// <summary>How many bytes of a string are scanned one by one before a vectorized search takes over.</summary>
+    private const int ShortScan = 16;
 
     /// <summary>Whether a byte may appear in a number's text.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -136,6 +148,19 @@ internal ref struct JsonText
     {
         int start = _at + 1;
         int at = start;
+        // Most strings (every key) are short: a plain loop over their first bytes costs less than a vectorized search.
+        ReadOnlySpan<byte> source = _source;
+        for (int end = Math.Min(source.Length, start + ShortScan); at < end;)
+        {
+            byte b = source[at];
+            if (b == (byte)'"')
+            {
+                content = new KeySpan(start, at - start);
+                _at = at + 1;
+                return true;
+            }
+            at += b == (byte)'\\' ? 2 : 1;
+        }
         while (true)
         {
             int i = at < _source.Length ? _source[at..].IndexOfAny((byte)'"', (byte)'\\') : -1;

@@ -138,7 +138,7 @@ internal ref struct PackedEmitter
     private void Bytes(ReadOnlySpan<byte> bytes)
     {
         if (!Room(bytes.Length)) return;
-        bytes.CopyTo(_destination[_at..]);
+        ShortCopy.To(bytes, _destination[_at..]);
         _at += bytes.Length;
     }
 }

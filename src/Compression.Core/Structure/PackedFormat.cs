@@ -1,3 +1,4 @@
+using System.Buffers.Binary;
 using System.Diagnostics.CodeAnalysis;
 
 namespace Compression.Structure;
@@ -45,6 +46,36 @@ internal static class PackedTag
 
     /// <summary>The BSON types a <see cref="BsonRaw"/> value may carry.</summary>
     public static bool IsRawBsonType(byte type) => type is 0x06 or 0x0B or 0x0C or 0x0D or 0x0E or 0x0F or 0x11 or 0x13 or 0x7F or 0xFF;
+}
+
+/// <summary>Copies of the short spans packing is made of (keys, small strings), without a call into the runtime's memmove.</summary>
+internal static class ShortCopy
+{
+    /// <summary>
+    /// Copies <paramref name="source"/> to the start of <paramref name="destination"/>, which must be at least as long
+    /// (span bounds checks throw otherwise) and must not overlap it.
+    /// </summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+    public static void To(ReadOnlySpan<byte> source, Span<byte> destination)
+    {
+        int length = source.Length;
+        if (length >= 8 && length <= 16)
+        {
+            // Two 8-byte moves, overlapping when the length is under 16.
+            ulong head = BinaryPrimitives.ReadUInt64LittleEndian(source);
+            ulong tail = BinaryPrimitives.ReadUInt64LittleEndian(source[(length - 8)..]);
+            BinaryPrimitives.WriteUInt64LittleEndian(destination, head);
+            BinaryPrimitives.WriteUInt64LittleEndian(destination[(length - 8)..], tail);
+        }
+        else if (length < 8)
+        {
+            for (int i = 0; i < length; i++) destination[i] = source[i];
+        }
+        else
+        {
+            source.CopyTo(destination);
+        }
+    }
 }
 
 /// <summary>Unsigned LEB128 of 64-bit values, and zigzag for signed ones. Readers accept only minimal encodings.</summary>

@@ -78,7 +78,7 @@ internal ref struct UnpackedWriter
     public void Bytes(scoped ReadOnlySpan<byte> bytes)
     {
         if (bytes.Length > _destination.Length - _at) TooLong();
-        bytes.CopyTo(_destination[_at..]);
+        ShortCopy.To(bytes, _destination[_at..]);
         _at += bytes.Length;
     }
 

@@ -112,6 +112,44 @@ public sealed class ShapeTransformTests
     }
 
     [Fact]
+    public void TryEncode_KeysAndStringsOfEveryLengthAroundTheShortPaths_RoundTripWithEscapesAnywhere()
+    {
+        // Strings are scanned byte by byte up to 16 bytes and searched beyond; copies under 8, from 8 to 16 and over 16
+        // bytes take three paths. Every length from 0 to 40, with an escape (\" or \\) at every position, as a key and
+        // as a value, must come back byte for byte, and a lone backslash at the end must never be taken as raw content.
+        var documents = new List<byte[]>();
+        for (int length = 0; length <= 40; length++)
+        {
+            string plain = new string('k', length);
+            documents.Add(Encoding.UTF8.GetBytes($"{{\"{plain}\":\"{plain}\",\"n\":{length}}}"));
+            for (int at = 0; at + 2 <= length; at++)
+            {
+                foreach (string escape in (string[])["\\\"", "\\\\"])
+                {
+                    string text = plain[..at] + escape + plain[(at + 2)..];
+                    documents.Add(Encoding.UTF8.GetBytes($"{{\"{text}\":\"{text}\",\"n\":{at}}}"));
+                }
+            }
+        }
+        ShapeTransform transform = Learn(DocumentKind.Json, documents);
+        foreach (byte[] document in documents)
+        {
+            byte[] packed = new byte[document.Length];
+            if (!transform.TryEncode(document, packed, out int written)) continue; // not smaller: stored as it is, nothing to check
+            Assert.Equal(document, Decode(transform, packed[..written], document.Length));
+        }
+        Assert.True(documents.Count(d => transform.TryEncode(d, new byte[d.Length], out _)) > documents.Count / 2);
+        Assert.Equal(0, transform.VerifyFailures); // no encoding was refused by its own verifying decode
+        for (int length = 1; length <= 40; length++)
+        {
+            string content = new string('a', length - 1) + "\\";
+            Assert.False(JsonText.IsRawStringContent(Encoding.UTF8.GetBytes(content)), $"a trailing backslash at length {length}");
+            Assert.True(JsonText.IsRawStringContent(Encoding.UTF8.GetBytes(content + "n")), $"an escape at the end, length {length + 1}");
+            Assert.False(JsonText.IsRawStringContent(Encoding.UTF8.GetBytes(new string('a', length - 1) + "\"")), $"a quote at length {length}");
+        }
+    }
+
+    [Fact]
     public void TryEncode_UnknownKeyLists_WrittenInlineAndRoundTrip()
     {
         ShapeTransform transform = Learn(DocumentKind.Json, [Encoding.UTF8.GetBytes("{\"a\":1}"), Encoding.UTF8.GetBytes("{\"a\":2}")]);
