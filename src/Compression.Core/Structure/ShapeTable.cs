@@ -74,13 +74,15 @@ internal sealed class ShapeTable
     }
 
     /// <summary>
-    /// What the unpacker writes before the value of key <paramref name="index"/> of shape <paramref name="id"/>: for JSON
-    /// <c>{"key":</c> (the first key) or <c>,"key":</c>; for BSON the name and its NUL.
+    /// What the unpacker writes before each value of shape <paramref name="id"/>, all members at once (for its loop):
+    /// for JSON <c>{"key":</c> (the first key) or <c>,"key":</c>; for BSON the name and its NUL. The rendered bytes, and
+    /// offsets into them, one more than the shape has keys: member <c>m</c>'s prefix is <c>bytes[offsets[m]..offsets[m + 1]]</c>.
     /// </summary>
-    public ReadOnlySpan<byte> MemberPrefix(int id, int index)
+    public void MemberPrefixes(int id, out ReadOnlySpan<byte> bytes, out ReadOnlySpan<int> offsets)
     {
-        int k = _firstKey[id - 1] + index;
-        return _prefixBytes.AsSpan(_prefixStarts[k], _prefixStarts[k + 1] - _prefixStarts[k]);
+        int first = _firstKey[id - 1];
+        bytes = _prefixBytes;
+        offsets = _prefixStarts.AsSpan(first, _firstKey[id] - first + 1);
     }
 
     private static (byte[] Bytes, int[] Starts) RenderPrefixes(DocumentKind kind, byte[] keyBytes, int[] keyStarts, int[] firstKey)

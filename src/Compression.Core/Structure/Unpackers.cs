@@ -34,11 +34,11 @@ internal ref struct JsonUnpacker
         int id = ShapeId(ref _in, _table);
         if (id != 0)
         {
-            int keys = _table.KeyCount(id);
-            if (keys == 0) _out.Byte((byte)'{');
-            for (int m = 0; m < keys; m++)
+            _table.MemberPrefixes(id, out ReadOnlySpan<byte> prefixes, out ReadOnlySpan<int> offsets);
+            if (offsets.Length == 1) _out.Byte((byte)'{');
+            for (int m = 0; m + 1 < offsets.Length; m++)
             {
-                _out.Bytes(_table.MemberPrefix(id, m)); // {"key": or ,"key":
+                _out.Bytes(prefixes[offsets[m]..offsets[m + 1]]); // {"key": or ,"key":
                 Value(depth);
             }
             _out.Byte((byte)'}');
@@ -63,6 +63,18 @@ internal ref struct JsonUnpacker
     {
         int at = _in.Position;
         byte tag = _in.Byte();
+        if (tag >= PackedTag.ShortString)
+        {
+            // The commonest value, first: a string of up to MaxShortString bytes, its length in the tag.
+            int length = tag - PackedTag.ShortString;
+            ReadOnlySpan<byte> text = _in.Bytes(length);
+            if (!JsonText.IsRawStringContent(text)) StructureThrow.Corrupt($"Packed stream: the string tagged at offset {at} is not JSON string content.");
+            Span<byte> quoted = _out.Reserve(length + 2);
+            quoted[0] = (byte)'"';
+            ShortCopy.To(text, quoted[1..]);
+            quoted[length + 1] = (byte)'"';
+            return;
+        }
         switch (tag)
         {
             case PackedTag.Null: _out.Bytes("null"u8); break;
@@ -169,6 +181,9 @@ internal ref struct BsonUnpacker
             id = JsonUnpacker.ShapeId(ref _in, _table);
             count = id == 0 ? _in.Count("inline key count") : _table.KeyCount(id);
         }
+        ReadOnlySpan<byte> prefixes = default;
+        ReadOnlySpan<int> offsets = default;
+        if (id != 0) _table.MemberPrefixes(id, out prefixes, out offsets);
         Span<byte> index = stackalloc byte[11];
         for (int m = 0; m < count; m++)
         {
@@ -185,7 +200,7 @@ internal ref struct BsonUnpacker
             }
             else
             {
-                Element(_table.MemberPrefix(id, m), depth, terminated: true);
+                Element(prefixes[offsets[m]..offsets[m + 1]], depth, terminated: true);
                 continue;
             }
             Element(name, depth);
