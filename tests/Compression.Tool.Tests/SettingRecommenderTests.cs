@@ -256,22 +256,22 @@ public sealed class SettingRecommenderTests
     }
 
     [Fact]
-    public void ClockPassTimer_WarmsUpForHalfTheBudgetThenTimesPassesForTheBudget_ReturnsTheirMedian()
+    public void ClockPassTimer_WarmsUpThenTimesPassesForTheBudget_ReturnsTheirMedian()
     {
         var clock = new FakeTimeProvider();
         int calls = 0;
         double seconds = new ClockPassTimer(clock).SecondsPerPass("x", () =>
         {
-            // Warm-up: a slow first pass (compilation), then 40 ms passes until 150 ms are spent (4 passes in all).
+            // Warm-up: a slow first pass (compilation), then 40 ms passes until 500 ms are spent (13 passes in all).
             // Timed: 10 ms passes, with one 200 ms pass (another process took the core) that must not move the median.
             calls++;
-            TimeSpan took = calls == 1 ? TimeSpan.FromMilliseconds(30) : calls <= 4 ? TimeSpan.FromMilliseconds(40)
-                : calls == 8 ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromMilliseconds(10);
+            TimeSpan took = calls == 1 ? TimeSpan.FromMilliseconds(20) : calls <= 13 ? TimeSpan.FromMilliseconds(40)
+                : calls == 17 ? TimeSpan.FromMilliseconds(200) : TimeSpan.FromMilliseconds(10);
             clock.Advance(took);
         }, TimeSpan.FromMilliseconds(300));
         Assert.Equal(0.010, seconds, 9);
-        // 4 warm-up passes (30 + 3 x 40 = 150 ms), then timed passes until 300 ms: 200 + 10 x 10 = 300 ms, 11 passes.
-        Assert.Equal(4 + 11, calls);
+        // 13 warm-up passes (20 + 12 x 40 = 500 ms), then timed passes until 300 ms: 200 + 10 x 10 = 300 ms, 11 passes.
+        Assert.Equal(13 + 11, calls);
     }
 
     [Fact]
@@ -282,7 +282,7 @@ public sealed class SettingRecommenderTests
         int calls = 0;
         double seconds = new ClockPassTimer(clock).SecondsPerPass("x", () => { calls++; clock.Advance(TimeSpan.FromTicks(10)); }, TimeSpan.FromMilliseconds(300));
         Assert.Equal(1e-6, seconds, 12);
-        Assert.Equal(150_000 + 300_000, calls); // 150 ms of warm-up, then 30 samples of 10,000
+        Assert.Equal(500_000 + 300_000, calls); // 500 ms of warm-up, then 30 samples of 10,000
     }
 
     [Fact]

@@ -19,14 +19,16 @@ internal abstract class PassTimer
 }
 
 /// <summary>
-/// Times passes on a clock. Warm-up first: passes until half the <c>budget</c> is spent (at least one), so the
-/// just-in-time compiler has replaced most of the first, unoptimized code of the setting's methods (it starts about
-/// 100 ms after they were first called, in the background) and the timings are of the code an application runs. Then samples until
-/// <c>budget</c> is spent again (at least <see cref="MinTimedPasses"/>): a sample is one pass, or as many passes as take
-/// <see cref="SamplesPerBudget"/>th of the budget when passes are shorter (one tiny document), divided by their number.
-/// The median sample is the measurement: another process taking the core for a moment slows one sample, not the result. When the first warm-up
-/// pass alone takes <see cref="LongPass"/> or more (a large corpus, a slow level), it is the measurement: compilation
-/// is then a small part of it, and more passes would multiply a long wait for little.
+/// Times passes on a clock, as an application runs the code: with the runtime's tiered compilation and dynamic PGO.
+/// Warm-up first: passes until <see cref="WarmUpPerBudget"/> times the <c>budget</c> is spent (at least one pass), so the
+/// just-in-time compiler has replaced the first code of the setting's methods by code optimized with what it saw them
+/// do (it promotes a method about 100 ms after its first calls, in the background, and does so twice: instrumented,
+/// then optimized). Then samples until <c>budget</c> is spent (at least <see cref="MinTimedPasses"/>): a sample is one
+/// pass, or as many passes as take <see cref="SamplesPerBudget"/>th of the budget when passes are shorter (one tiny
+/// document), divided by their number. The median sample is the measurement: another process taking the core for a
+/// moment slows one sample, not the result. When the first pass alone takes <see cref="LongPass"/> or more (a large
+/// corpus, a slow level), it is the measurement: compilation is then a small part of it, and more passes would multiply
+/// a long wait for little.
 /// </summary>
 internal sealed class ClockPassTimer(TimeProvider time) : PassTimer
 {
@@ -35,6 +37,9 @@ internal sealed class ClockPassTimer(TimeProvider time) : PassTimer
 
     /// <summary>The fewest samples a median is taken of (when the first pass is shorter than <see cref="LongPass"/>).</summary>
     public const int MinTimedPasses = 3;
+
+    /// <summary>The warm-up lasts this many budgets (500 ms for the default 300 ms budget).</summary>
+    public const double WarmUpPerBudget = 5.0 / 3.0;
 
     /// <summary>A sample lasts at least the budget divided by this (so a budget gives about this many samples).</summary>
     public const int SamplesPerBudget = 30;
@@ -47,7 +52,8 @@ internal sealed class ClockPassTimer(TimeProvider time) : PassTimer
         pass();
         TimeSpan first = time.GetElapsedTime(start);
         if (first >= LongPass) return first.TotalSeconds;
-        while (time.GetElapsedTime(start) < budget / 2) pass();
+        TimeSpan warmUp = budget * WarmUpPerBudget;
+        while (time.GetElapsedTime(start) < warmUp) pass();
 
         TimeSpan sampleLength = budget / SamplesPerBudget;
         var seconds = new List<double>(SamplesPerBudget + MinTimedPasses);
