@@ -89,6 +89,13 @@ public sealed class AnalyzeCommandTests : IDisposable
         Assert.NotEmpty(versions);
         Assert.Equal(1, versions[0].GetProperty("version").GetInt32());
         Assert.True(versions[0].GetProperty("afterDocuments").GetInt64() is > 0 and <= 400);
+        // Records of one shape: the engine adopts a version with a shape table, and the documents written after it are
+        // packed; none is counted packed before the first version with a table.
+        Assert.Equal(400, online.GetProperty("documents").GetInt64());
+        long packed = online.GetProperty("packedDocuments").GetInt64();
+        var firstWithShapes = versions.FirstOrDefault(v => v.GetProperty("shapes").GetBoolean());
+        Assert.True(firstWithShapes.ValueKind == JsonValueKind.Object, "no version adopted with a shape table");
+        Assert.InRange(packed, 1, 400 - firstWithShapes.GetProperty("afterDocuments").GetInt64() + 1);
     }
 
     [Fact]
@@ -117,6 +124,7 @@ public sealed class AnalyzeCommandTests : IDisposable
         double share = double.Parse(online.Groups[2].Value, CultureInfo.InvariantCulture);
         double expected = double.Parse(online.Groups[1].Value, CultureInfo.InvariantCulture) / double.Parse(limit.Groups[1].Value, CultureInfo.InvariantCulture);
         Assert.Equal(expected, share, 0.01); // from the printed (rounded) ratios
+        Assert.Matches(@"of the limit; [0-9,]+ of 300 documents written packed \(shapes\)", output);
     }
 
     [Fact]

@@ -7,10 +7,11 @@ namespace Compression.Dictionaries;
 /// <param name="Version">The version in the namespace.</param>
 /// <param name="AfterDocuments">How many documents had been written when it was adopted.</param>
 /// <param name="Ratio">The ratio it was measured at on held-out samples.</param>
-internal sealed record OnlineVersion(uint Id, int Version, long AfterDocuments, double Ratio);
+/// <param name="Shapes">Whether it carries a shape table (documents written with it are packed where the packing applies).</param>
+internal sealed record OnlineVersion(uint Id, int Version, long AfterDocuments, double Ratio, bool Shapes);
 
-/// <summary>The outcome of an <see cref="OnlineReplay"/>.</summary>
-internal sealed record OnlineReplayResult(long Documents, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersion> Versions)
+/// <summary>The outcome of an <see cref="OnlineReplay"/>: <paramref name="Packed"/> documents were written packed (codec 7).</summary>
+internal sealed record OnlineReplayResult(long Documents, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersion> Versions, long Packed = 0)
 {
     public double Ratio => EnvelopeBytes == 0 ? 0 : (double)RawBytes / EnvelopeBytes;
 }
@@ -39,7 +40,7 @@ internal static class OnlineReplay
         var versions = new List<OnlineVersion>();
         var envelopes = new byte[documents.Count][];
         var writer = new ArrayBufferWriter<byte>();
-        long raw = 0, output = 0;
+        long raw = 0, output = 0, packed = 0;
         int currentVersion = 0;
         for (int i = 0; i < documents.Count; i++)
         {
@@ -49,11 +50,12 @@ internal static class OnlineReplay
             envelopes[i] = writer.WrittenSpan.ToArray();
             raw += documents[i].Length;
             output += writer.WrittenCount;
+            if ((writer.WrittenSpan[1] & DocumentEnvelope.CodecMask) == (int)CompressionCodec.PackedZstd) packed++;
             var current = ns.CurrentDictionary;
             if (current is not null && current.Version != currentVersion)
             {
                 currentVersion = current.Version;
-                versions.Add(new OnlineVersion(current.Id, current.Version, i + 1, current.Ratio));
+                versions.Add(new OnlineVersion(current.Id, current.Version, i + 1, current.Ratio, !current.Shapes.IsEmpty));
             }
             written?.Invoke(i + 1);
         }
@@ -63,6 +65,6 @@ internal static class OnlineReplay
             if (!ns.Decompress(envelopes[i]).AsSpan().SequenceEqual(documents[i]))
                 throw new InvalidOperationException($"Replay check failed: document {i} did not decode to its original bytes.");
         }
-        return new OnlineReplayResult(documents.Count, raw, output, versions);
+        return new OnlineReplayResult(documents.Count, raw, output, versions, packed);
     }
 }

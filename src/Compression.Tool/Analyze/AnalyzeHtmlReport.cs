@@ -82,12 +82,12 @@ internal static class AnalyzeHtmlReport
         sb.AppendLine(C, $"<p>{E(string.Create(C, $"limit (whole corpus as one zstd-{result.LimitLevel} frame): {result.LimitRatio:F2}"))}</p>");
         if (result.Online is { } online)
         {
-            sb.AppendLine(C, $"<p>{E(string.Create(C, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}{AnalyzeReport.OfTheLimit(result, online)}"))}</p>");
+            sb.AppendLine(C, $"<p>{E(string.Create(C, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}{AnalyzeReport.OfTheLimit(result, online)}{AnalyzeReport.Packed(online)}"))}</p>");
             if (online.Versions.Count > 0)
             {
                 sb.AppendLine("<ul>");
                 foreach (var v in online.Versions)
-                    sb.AppendLine(C, $"<li>{E(string.Create(C, $"version {v.Version} (id {v.Id}) adopted after {v.AfterDocuments:N0} documents, held-out ratio {v.Ratio:F2}"))}</li>");
+                    sb.AppendLine(C, $"<li>{E(AnalyzeReport.Version(v))}</li>");
                 sb.AppendLine("</ul>");
             }
         }

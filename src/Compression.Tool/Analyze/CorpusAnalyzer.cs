@@ -22,9 +22,9 @@ internal sealed record AnalyzeSettings
 /// </summary>
 internal sealed record CodecResult(string Codec, int Level, bool Dictionary, double Ratio, double CompressMBps, double DecompressMBps, bool Shapes = false);
 
-internal sealed record OnlineVersionResult(uint Id, int Version, long AfterDocuments, double Ratio);
+internal sealed record OnlineVersionResult(uint Id, int Version, long AfterDocuments, double Ratio, bool Shapes);
 
-internal sealed record OnlineResult(double Ratio, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersionResult> Versions);
+internal sealed record OnlineResult(double Ratio, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersionResult> Versions, long Documents, long PackedDocuments);
 
 /// <summary>One cell of the dictionary sweep: a dictionary of <paramref name="RequestedSize"/> trained on <paramref name="TrainDocuments"/> documents; ratio 0 when training failed.</summary>
 internal sealed record SweepCell(int TrainDocuments, long TrainBytes, int RequestedSize, int DictionaryBytes, int Level, double Ratio, double CompressMBps);
@@ -297,7 +297,7 @@ internal static class CorpusAnalyzer
         OnlineReplayResult replay = await OnlineReplay.RunAsync(documents, options, settings.Seed, cancellationToken, n => progress.Report(n, documents.Count)).ConfigureAwait(false);
         progress.Stop();
         return new OnlineResult(replay.Ratio, replay.RawBytes, replay.EnvelopeBytes,
-            [.. replay.Versions.Select(v => new OnlineVersionResult(v.Id, v.Version, v.AfterDocuments, v.Ratio))]);
+            [.. replay.Versions.Select(v => new OnlineVersionResult(v.Id, v.Version, v.AfterDocuments, v.Ratio, v.Shapes))], replay.Documents, replay.Packed);
     }
 
     /// <summary>The whole corpus as one buffer (documents joined by newlines) through plain zstd: what no per-document scheme can beat.</summary>
