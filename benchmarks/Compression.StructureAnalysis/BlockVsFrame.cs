@@ -9,7 +9,8 @@ namespace Compression.StructureAnalysis;
 /// The read path's layers side by side, without shapes: <c>Compression.StructureAnalysis blockframe FILE.jsonl SECONDS</c>
 /// decodes the same documents as zstd frames (format v1's payload), as raw blocks (format v2's), and as whole v2
 /// envelopes through <see cref="DocumentCompressor"/> with and without the checksum, in interleaved passes for SECONDS,
-/// and prints each row's fastest pass. Split as <c>docz analyze</c> splits; a 32 KiB dictionary; zstd level 3.
+/// and prints each row's fastest pass. Split as <c>docz analyze</c> splits; the dictionary the engine trains on the
+/// training share (its defaults, packing off), used by every row; zstd level 3.
 /// </summary>
 internal static class BlockVsFrame
 {
@@ -19,7 +20,19 @@ internal static class BlockVsFrame
         new Random(42).Shuffle(documents);
         int trainCount = (int)(documents.Length * 0.2);
         byte[][] training = documents[..trainCount], test = documents[trainCount..];
-        ZstdDictionary dictionary = ZstdDictionaryTrainer.TryTrain(training, 32 * 1024, 1)!;
+        // The engine's namespace, trained by the engine on the training share; every row uses its dictionary.
+        var options = new CompressionEngineOptions();
+        options.Defaults.Dictionary.PackDocuments = false;
+        options.Defaults.Dictionary.MinTrainingInterval = TimeSpan.FromDays(1);
+        options.Defaults.Dictionary.GrowthFactor = 1000;
+        var engine = new CompressionEngine(new InMemoryDictionaryStore(), options);
+        CompressionNamespace ns = engine.GetNamespace("bench.blockframe");
+        foreach (byte[] d in training) ns.Compress(d);
+        engine.WhenIdleAsync().GetAwaiter().GetResult();
+        if (ns.CurrentDictionary is null) ns.TrainAsync().GetAwaiter().GetResult();
+        byte[][] engineEnvelopes = test.Select(d => ns.Compress(d)).ToArray();
+        DictionaryRecord record = ns.CurrentDictionary ?? throw new InvalidOperationException("the engine adopted no dictionary");
+        ZstdDictionary dictionary = ZstdDictionary.Create(record.Id, record.Content.Span);
         byte[] buffer = new byte[1 << 20];
         byte[][] frames = test.Select(d => { ZstdCodec.Instance.TryCompress(d, buffer, 3, dictionary, out int n); return buffer[..n]; }).ToArray();
         byte[][] blocks = test.Select(d => { ZstdBlockCodec.Instance.TryCompress(d, buffer, 3, dictionary, out int n); return buffer[..n]; }).ToArray();
@@ -28,13 +41,17 @@ internal static class BlockVsFrame
         var noChecksum = new DocumentCompressor(new DocumentCompressorOptions { Level = 3, Checksum = false });
         byte[][] envelopes = test.Select(d => { withChecksum.TryCompress(d, buffer, out int n, dictionary); return buffer[..n]; }).ToArray();
         byte[][] bare = test.Select(d => { noChecksum.TryCompress(d, buffer, out int n, dictionary); return buffer[..n]; }).ToArray();
+        var writer = new System.Buffers.ArrayBufferWriter<byte>(1 << 20);
         var rows = new (string, Action)[]
         {
             ("frame", () => { for (int i = 0; i < frames.Length; i++) ZstdCodec.Instance.Decompress(frames[i], buffer.AsSpan(0, test[i].Length), dictionary); }),
             ("block", () => { for (int i = 0; i < blocks.Length; i++) ZstdBlockCodec.DecompressBlock(blocks[i], buffer.AsSpan(0, test[i].Length), dictionary); }),
             ("DocumentCompressor v2", () => { foreach (byte[] e in envelopes) withChecksum.TryDecompress(e, buffer, out _, dictionary); }),
             ("DocumentCompressor v2, no checksum", () => { foreach (byte[] e in bare) noChecksum.TryDecompress(e, buffer, out _, dictionary); }),
+            ("engine namespace, span", () => { foreach (byte[] e in engineEnvelopes) ns.TryDecompress(e, buffer, out _); }),
+            ("engine namespace, IBufferWriter", () => { foreach (byte[] e in engineEnvelopes) { writer.ResetWrittenCount(); ns.Decompress(e, writer); } }),
         };
+        if (Environment.GetEnvironmentVariable("BLOCKFRAME_ONLY") is { Length: > 0 } only) rows = [.. rows.Where(r => r.Item1 == only)];
         var best = new double[rows.Length];
         Array.Fill(best, double.MaxValue);
         var run = Stopwatch.StartNew();
