@@ -243,54 +243,6 @@ internal ref struct JsonText
     /// <summary>The most digits a packed number may have (it then fits a long).</summary>
     public const int MaxDigits = 18;
 
-    /// <summary>
-    /// <c>-?(0|[1-9][0-9]*)(\.[0-9]+)?</c> with at most <see cref="MaxDigits"/> digits, at most
-    /// <see cref="PackedTag.MaxScale"/> after the point, and not a negative zero: exactly the texts
-    /// <see cref="TryFormatDecimal"/> writes back. Exponents and everything else stay text.
-    /// </summary>
-    public static bool TryParseDecimal(ReadOnlySpan<byte> text, out long mantissa, out int scale)
-    {
-        mantissa = 0;
-        scale = 0;
-        int i = 0;
-        bool negative = text[0] == (byte)'-';
-        if (negative) i++;
-        if (i >= text.Length) return false;
-        ulong digits = 0;
-        int count = 0;
-        if (text[i] == (byte)'0')
-        {
-            i++;
-            count = 1;
-            if (i < text.Length && (uint)(text[i] - '0') <= 9) return false;
-        }
-        else
-        {
-            while (i < text.Length && (uint)(text[i] - '0') <= 9)
-            {
-                if (++count > MaxDigits) return false;
-                digits = digits * 10 + (uint)(text[i++] - '0');
-            }
-            if (count == 0) return false;
-        }
-        if (i < text.Length && text[i] == (byte)'.')
-        {
-            i++;
-            int first = i;
-            while (i < text.Length && (uint)(text[i] - '0') <= 9)
-            {
-                if (++count > MaxDigits) return false;
-                digits = digits * 10 + (uint)(text[i++] - '0');
-            }
-            scale = i - first;
-            if (scale == 0 || scale > PackedTag.MaxScale) return false;
-        }
-        if (i != text.Length) return false;
-        if (negative && digits == 0) return false;
-        mantissa = negative ? -(long)digits : (long)digits;
-        return true;
-    }
-
     /// <summary>Writes mantissa / 10^scale as JSON text (scale 0: an integer); false when it does not fit.</summary>
     public static bool TryFormatDecimal(long mantissa, int scale, Span<byte> destination, out int written)
     {
