@@ -94,9 +94,8 @@ internal ref struct JsonUnpacker
                 }
                 _out.Byte((byte)']');
                 break;
-            case >= PackedTag.ShortString:
-            case PackedTag.String:
-                ReadOnlySpan<byte> content = _in.Bytes(tag >= PackedTag.ShortString ? tag - PackedTag.ShortString : _in.Count("string length"));
+            case PackedTag.String: // longer strings (short ones are taken above)
+                ReadOnlySpan<byte> content = _in.Bytes(_in.Count("string length"));
                 if (!JsonText.IsRawStringContent(content)) StructureThrow.Corrupt($"Packed stream: the string tagged at offset {at} is not JSON string content.");
                 _out.Byte((byte)'"');
                 _out.Bytes(content);
