@@ -7,10 +7,12 @@ namespace Compression.StructureAnalysis;
 
 /// <summary>
 /// The read path's layers side by side, without shapes: <c>Compression.StructureAnalysis blockframe FILE.jsonl SECONDS</c>
-/// decodes the same documents as zstd frames (format v1's payload), as raw blocks (format v2's), and as whole v2
-/// envelopes through <see cref="DocumentCompressor"/> with and without the checksum, in interleaved passes for SECONDS,
-/// and prints each row's fastest pass. Split as <c>docz analyze</c> splits; the dictionary the engine trains on the
-/// training share (its defaults, packing off), used by every row; zstd level 3.
+/// decodes the same documents as zstd frames (format v1's payload), as raw blocks (format v2's), as whole v2 envelopes
+/// through <see cref="DocumentCompressor"/> with and without the checksum, and through the engine's namespace into a
+/// span and into an <c>IBufferWriter</c>, in interleaved passes for SECONDS, and prints each row's fastest pass.
+/// <c>BLOCKFRAME_ONLY=ROW</c> (a row's name as printed) runs that row alone: interleaved rows disturb each other.
+/// Split as <c>docz analyze</c> splits; the dictionary the engine trains on the training share (its defaults, packing
+/// off), used by every row; zstd level 3.
 /// </summary>
 internal static class BlockVsFrame
 {
@@ -51,7 +53,12 @@ internal static class BlockVsFrame
             ("engine namespace, span", () => { foreach (byte[] e in engineEnvelopes) ns.TryDecompress(e, buffer, out _); }),
             ("engine namespace, IBufferWriter", () => { foreach (byte[] e in engineEnvelopes) { writer.ResetWrittenCount(); ns.Decompress(e, writer); } }),
         };
-        if (Environment.GetEnvironmentVariable("BLOCKFRAME_ONLY") is { Length: > 0 } only) rows = [.. rows.Where(r => r.Item1 == only)];
+        if (Environment.GetEnvironmentVariable("BLOCKFRAME_ONLY") is { Length: > 0 } only)
+        {
+            string names = string.Join("; ", rows.Select(r => $"'{r.Item1}'"));
+            rows = [.. rows.Where(r => r.Item1 == only)];
+            if (rows.Length == 0) throw new ArgumentException($"BLOCKFRAME_ONLY='{only}' names no row; the rows: {names}.");
+        }
         var best = new double[rows.Length];
         Array.Fill(best, double.MaxValue);
         var run = Stopwatch.StartNew();
@@ -63,6 +70,7 @@ internal static class BlockVsFrame
                 best[r] = Math.Min(best[r], Stopwatch.GetElapsedTime(start).TotalSeconds);
             }
         for (int r = 0; r < rows.Length; r++) Console.WriteLine($"{rows[r].Item1}: {best[r] * 1e9 / test.Length:F0} ns/doc fastest, {bytes / best[r] / 1e6:F0} MB/s");
+        engine.DisposeAsync().AsTask().GetAwaiter().GetResult();
         return 0;
     }
 }

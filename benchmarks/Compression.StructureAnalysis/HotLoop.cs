@@ -24,11 +24,9 @@ internal static class HotLoop
         byte[] buffer = new byte[DocumentCompressor.GetMaxEnvelopeLength(test.Max(d => d.Length))];
         var envelopes = test.Select(d => { compressor.TryCompress(d, buffer, out int n, model.Dictionary); return buffer[..n]; }).ToArray();
         long bytes = test.Sum(d => (long)d.Length);
-        byte[] spread = new byte[test.Sum(d => (long)DocumentCompressor.GetMaxEnvelopeLength(d.Length))];
         Action pass = what switch
         {
             "compress" => () => { foreach (byte[] d in test) compressor.TryCompress(d, buffer, out _, model.Dictionary); },
-            "compress-spread" => () => { int at = 0; foreach (byte[] d in test) { compressor.TryCompress(d, spread.AsSpan(at), out int n, model.Dictionary); at += n; } },
             "decompress" => () => { foreach (byte[] e in envelopes) compressor.TryDecompress(e, buffer, out _, model.Dictionary); },
             "encode" => () => { foreach (byte[] d in test) model.Transform.TryEncode(d, buffer, out _); },
             _ => throw new ArgumentException($"'{what}': compress, decompress or encode."),
