@@ -13,6 +13,10 @@ namespace Compression.Tool.Analyze;
 /// <item>When none clears it (a slow or busy machine: then every speed drops together), the highest ratio among the
 /// settings at least <see cref="FallbackShare"/> as fast as the fastest that pays, said as such; not the slowest level
 /// there is.</item>
+/// <item>Diminishing returns: when a setting of that pool compresses at least <see cref="KneeSpeedup"/> times as fast as
+/// the one chosen and its ratio is within <see cref="KneeRatioShare"/> of it, the faster one is recommended instead (and
+/// the sentence names the one passed over); again from that one, always within that share of the best ratio. Twice the write time for a few percent of bytes is not a default to give,
+/// and a slow level whose speed hovers around the line no longer flips the recommendation from run to run.</item>
 /// </list>
 /// Before the choice, <see cref="CorpusAnalyzer"/> times the rows <see cref="ToRetime"/> names twice more and keeps the
 /// median, so one slow timing cannot push a setting under the bar. Rows with shapes (documents packed before zstd with
@@ -31,6 +35,12 @@ internal static class SettingRecommender
 
     /// <summary>When no setting clears the line: the share of the fastest paying setting's speed a setting must reach.</summary>
     public const double FallbackShare = 0.5;
+
+    /// <summary>A setting this many times as fast as the best-ratio one, with a ratio within <see cref="KneeRatioShare"/> of it, is preferred.</summary>
+    public const double KneeSpeedup = 2;
+
+    /// <summary>How much ratio (a fraction of the best one's) the faster setting may give up: 5%.</summary>
+    public const double KneeRatioShare = 0.05;
 
     private static readonly CultureInfo C = CultureInfo.InvariantCulture;
 
@@ -68,6 +78,14 @@ internal static class SettingRecommender
         var pool = fast.Count > 0 ? fast : paying.Where(r => r.CompressMBps >= fastestPaying * FallbackShare).ToList();
         // Highest ratio; between equal ratios, the faster.
         CodecResult chosen = pool.OrderByDescending(r => r.Ratio).ThenByDescending(r => r.CompressMBps).First();
+        CodecResult? passedOver = null;
+        double kneeFloor = chosen.Ratio * (1 - KneeRatioShare); // every step stays within 5% of the best ratio, not of the last step
+        while (pool.Where(r => r.CompressMBps >= chosen.CompressMBps * KneeSpeedup && r.Ratio >= kneeFloor)
+                   .OrderByDescending(r => r.Ratio).ThenByDescending(r => r.CompressMBps).FirstOrDefault() is { } faster)
+        {
+            passedOver ??= chosen;
+            chosen = faster;
+        }
         CodecResult? plainZstd = rows.FirstOrDefault(r => r.Codec == "zstd" && r.Level == 3 && !r.Dictionary && !r.Shapes);
         string gain = chosen.Dictionary && plainZstd is not null ? string.Create(C, $", {chosen.Ratio / plainZstd.Ratio:F1}x zstd-3 without a dictionary") : "";
         // A row with shapes is also compared with the same level and the plain dictionary: what packing adds.
@@ -77,6 +95,8 @@ internal static class SettingRecommender
         string why = fast.Count > 0
             ? string.Create(C, $"the highest ratio among settings compressing at {LineMBps:F0} MB/s or more ({ClearsMBps:F0} MB/s counts: timings vary that much).")
             : string.Create(C, $"no setting reached {ClearsMBps:F0} MB/s (a slow or busy machine, or large documents); the highest ratio among settings at least half as fast as the fastest that pays ({fastestPaying:F0} MB/s).");
+        if (passedOver is not null)
+            why += string.Create(C, $" {Name(passedOver)} (ratio {passedOver.Ratio:F2} at {passedOver.CompressMBps:F0} MB/s) is passed over: {(passedOver.Ratio / chosen.Ratio - 1) * 100:F1}% more ratio for {chosen.CompressMBps / passedOver.CompressMBps:F1}x the compress time.");
         return (chosen, string.Create(C, $"{Name(chosen)}: ratio {chosen.Ratio:F2} at {chosen.CompressMBps:F0} MB/s compress{gain}; ") + why);
     }
 
