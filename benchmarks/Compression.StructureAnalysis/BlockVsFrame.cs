@@ -7,7 +7,7 @@ namespace Compression.StructureAnalysis;
 
 /// <summary>
 /// The read path's layers side by side, without shapes: <c>Compression.StructureAnalysis blockframe FILE.jsonl SECONDS</c>
-/// decodes the same documents as zstd frames (format v1's payload), as raw blocks (format v2's), as whole v2 envelopes
+/// decodes the same documents as zstd frames (format v1's payload), as raw blocks (formats v2 and v3), as whole envelopes of the default format
 /// through <see cref="DocumentCompressor"/> with and without the checksum, and through the engine's namespace into a
 /// span and into an <c>IBufferWriter</c>, in interleaved passes for SECONDS, and prints each row's fastest pass.
 /// <c>BLOCKFRAME_ONLY=ROW</c> (a row's name as printed) runs that row alone: interleaved rows disturb each other.
@@ -48,8 +48,8 @@ internal static class BlockVsFrame
         {
             ("frame", () => { for (int i = 0; i < frames.Length; i++) ZstdCodec.Instance.Decompress(frames[i], buffer.AsSpan(0, test[i].Length), dictionary); }),
             ("block", () => { for (int i = 0; i < blocks.Length; i++) ZstdBlockCodec.DecompressBlock(blocks[i], buffer.AsSpan(0, test[i].Length), dictionary); }),
-            ("DocumentCompressor v2", () => { foreach (byte[] e in envelopes) withChecksum.TryDecompress(e, buffer, out _, dictionary); }),
-            ("DocumentCompressor v2, no checksum", () => { foreach (byte[] e in bare) noChecksum.TryDecompress(e, buffer, out _, dictionary); }),
+            ($"DocumentCompressor {withChecksum.Format}", () => { foreach (byte[] e in envelopes) withChecksum.TryDecompress(e, buffer, out _, dictionary); }),
+            ($"DocumentCompressor {noChecksum.Format}, no checksum", () => { foreach (byte[] e in bare) noChecksum.TryDecompress(e, buffer, out _, dictionary); }),
             ("engine namespace, span", () => { foreach (byte[] e in engineEnvelopes) ns.TryDecompress(e, buffer, out _); }),
             ("engine namespace, IBufferWriter", () => { foreach (byte[] e in engineEnvelopes) { writer.ResetWrittenCount(); ns.Decompress(e, writer); } }),
         };

@@ -48,6 +48,8 @@ public sealed class FuzzTargets
     private readonly DocumentCompressor _reader;
     private readonly DocumentCompressor _strictReader;
     private readonly Dictionary<(CompressionCodec Codec, int Level, bool Checksum, EnvelopeFormat Format), DocumentCompressor> _writers = [];
+
+    private static readonly EnvelopeFormat[] Formats = Enum.GetValues<EnvelopeFormat>();
     private readonly ShapeTransform[] _transforms; // [0] JSON, [1] BSON
     private readonly StructureModel[] _models;
 
@@ -56,7 +58,7 @@ public sealed class FuzzTargets
     {
         ArgumentNullException.ThrowIfNull(dictionary);
         _transforms = [LearnShapes(DocumentKind.Json), LearnShapes(DocumentKind.Bson)];
-        // The dictionary envelopes name carries the JSON shape table, so that v2 zstd envelopes with a checksum are packed
+        // The dictionary envelopes name carries the JSON shape table, so that v2 and v3 zstd envelopes with a checksum are packed
         // (codec 7) where the document allows, and fuzzed packed envelopes reach the unpacker.
         _dictionary = ZstdDictionary.Create(dictionary.Id, dictionary.Content.Span, dictionary.Content.Length, _transforms[0]);
         _reader = new DocumentCompressor(new DocumentCompressorOptions { MaxUncompressedLength = MaxUncompressedLength });
@@ -69,7 +71,7 @@ public sealed class FuzzTargets
             {
                 foreach (bool checksum in (bool[])[true, false])
                 {
-                    foreach (EnvelopeFormat format in (EnvelopeFormat[])[EnvelopeFormat.V1, EnvelopeFormat.V2])
+                    foreach (EnvelopeFormat format in Formats)
                     {
                         _writers[(codec, level, checksum, format)] = new DocumentCompressor(new DocumentCompressorOptions
                         {
@@ -133,7 +135,7 @@ public sealed class FuzzTargets
                 throw new FuzzFailureException("A reader requiring checksums disagrees with the lenient reader on an envelope with a checksum.");
         }
 
-        // A packed envelope is written by the zstd writer given a dictionary with a shape table (v2, checksum on).
+        // A packed envelope is written by the zstd writer given a dictionary with a shape table (v2 or v3, checksum on).
         CompressionCodec writerCodec = header.Codec == CompressionCodec.PackedZstd ? CompressionCodec.Zstd : header.Codec;
         int level = Levels[writerCodec][0];
         byte[] again = _writers[(writerCodec, level, header.HasChecksum, header.Format)].Compress(document, header.DictionaryId is null ? null : _dictionary);
@@ -144,7 +146,7 @@ public sealed class FuzzTargets
 
     /// <summary>
     /// Arbitrary document: byte 0 picks the codec, level, checksum and dictionary, the rest is the document, written in
-    /// both envelope formats (v1 and v2). Compression never throws, and decompression gives back exactly the document.
+    /// every envelope format (v1, v2 and v3). Compression never throws, and decompression gives back exactly the document.
     /// </summary>
     public void RoundTrip(ReadOnlySpan<byte> input)
     {
@@ -159,7 +161,7 @@ public sealed class FuzzTargets
         bool checksum = (selector & 0x40) != 0;
         ZstdDictionary? dictionary = codec == CompressionCodec.Zstd && (selector & 0x80) != 0 ? _dictionary : null;
 
-        foreach (EnvelopeFormat format in (EnvelopeFormat[])[EnvelopeFormat.V1, EnvelopeFormat.V2])
+        foreach (EnvelopeFormat format in Formats)
         {
             DocumentCompressor writer = _writers[(codec, level, checksum, format)];
             byte[] envelope = writer.Compress(document, dictionary);
@@ -186,7 +188,7 @@ public sealed class FuzzTargets
             return;
         }
 
-        DocumentCompressor writer = _writers[(CompressionCodec.Zstd, 3, true, EnvelopeFormat.V2)];
+        DocumentCompressor writer = _writers[(CompressionCodec.Zstd, 3, true, EnvelopeFormat.V3)];
         foreach (byte[] document in SampleDocuments)
         {
             byte[] envelope = writer.Compress(document, candidate);
@@ -387,7 +389,7 @@ public sealed class FuzzTargets
                 }
                 // Packed envelopes (codec 7): the JSON documents the dictionary's shape table was learned from.
                 foreach (byte[] document in StructureDocuments(0))
-                    yield return _writers[(CompressionCodec.Zstd, 3, true, EnvelopeFormat.V2)].Compress(document, _dictionary);
+                    yield return _writers[(CompressionCodec.Zstd, 3, true, EnvelopeFormat.V3)].Compress(document, _dictionary);
                 break;
             case "roundtrip":
                 byte selector = 0;

@@ -27,9 +27,9 @@ public enum CompressionCodec : byte
     /// <summary>
     /// Zstandard over the document's <em>packed</em> form: keys replaced by ids into the shape table that travels with
     /// the dictionary, values packed (docs/structure.md). Written by the engine, never chosen as a setting: a namespace
-    /// whose trained dictionary carries a shape table writes it (format v2, with a checksum, documents of up to
+    /// whose trained dictionary carries a shape table writes it (format v2 or v3, with a checksum, documents of up to
     /// 128 KiB) and falls back to <see cref="Zstd"/> with the same dictionary for any document the packing cannot
-    /// reproduce byte for byte. The payload is one raw zstd block, as v2 zstd.
+    /// reproduce byte for byte. The payload is one raw zstd block, as v2 and v3 zstd.
     /// </summary>
     PackedZstd = 7,
 }

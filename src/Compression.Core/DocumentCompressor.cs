@@ -5,7 +5,7 @@ using Compression.Internal;
 namespace Compression;
 
 /// <summary>
-/// Compresses documents into envelopes (format v2 by default, or v1) and decompresses both formats back. Thread-safe; create one per
+/// Compresses documents into envelopes (format v3 by default, or v2 or v1) and decompresses every format back. Thread-safe; create one per
 /// setting and share it. Codec contexts are pooled, never created per call.
 /// </summary>
 /// <remarks>
@@ -102,7 +102,7 @@ public sealed class DocumentCompressor
             // (storedHeaderLength - headerLength is 0 or negative, so the sum cannot overflow.)
             int room = Math.Min(destination.Length - headerLength - checksumLength, source.Length - 1 + (storedHeaderLength - headerLength));
             // A dictionary with a shape table packs the document first (verified byte for byte); a document the packing
-            // does not apply to is written as zstd with the same dictionary. Packed needs format v2 and the checksum.
+            // does not apply to is written as zstd with the same dictionary. Packed needs format v2 or v3 and the checksum.
             CompressionCodec written = _codec.Id;
             int payloadLength = 0;
             bool compressed = room > 0 && dictionaryId is not null && dictionary!.Shapes is not null && _checksum && _format != EnvelopeFormat.V1
@@ -268,7 +268,7 @@ public sealed class DocumentCompressor
             ThrowCorrupt(header, ex);
         }
 
-        if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], destination))
+        if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], destination, header.Format))
         {
             destination.Clear(); // never leave wrong bytes behind
             ThrowChecksumMismatch();
@@ -296,7 +296,7 @@ public sealed class DocumentCompressor
         }
 
         if (decoded is not null && header.HasChecksum
-            && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], decoded.AsSpan(0, header.UncompressedLength)))
+            && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], decoded.AsSpan(0, header.UncompressedLength), header.Format))
         {
             ArrayPool<byte>.Shared.Return(decoded, clearArray: true);
             ThrowChecksumMismatch();
@@ -315,7 +315,7 @@ public sealed class DocumentCompressor
         ThrowHelper.ThrowCorrupt($"The {header.Codec} payload of the envelope is corrupt: {ex.Message}", ex);
 
     private static void ThrowChecksumMismatch() =>
-        ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the XxHash32 stored in the envelope (all 32 bits in v1, the low 16 in v2).");
+        ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the XxHash32 the envelope stores (v1: the XxHash32; v2: its low 16 bits; v3: the low 16 bits of the XxHash3).");
 
     private static bool TryWriteStored(ReadOnlySpan<byte> source, Span<byte> destination, bool checksum, EnvelopeFormat format, out int bytesWritten)
     {

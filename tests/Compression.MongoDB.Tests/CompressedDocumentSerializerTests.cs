@@ -80,10 +80,10 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
         Assert.Equal(movie.Id, stored["_id"].AsObjectId);
         Assert.Equal(movie.Title, stored["Title"].AsString);
         var binary = stored["_z"].AsBsonBinaryData;
-        Assert.Equal((BsonBinarySubType)0x81, binary.SubType); // format v2: the elements without their document's length and terminator
+        Assert.Equal((BsonBinarySubType)0x81, binary.SubType); // formats v2 and v3 (the default): the elements without their document's length and terminator
         Assert.Equal(DocumentEnvelope.Magic, binary.Bytes[0]);
         Assert.True(DocumentEnvelope.TryReadHeader(binary.Bytes, out EnvelopeHeader header));
-        Assert.Equal(EnvelopeFormat.V2, header.Format);
+        Assert.Equal(EnvelopeFormat.V3, header.Format);
         Assert.False(stored.Contains("Plot"));
         AssertSame(movie, Read(serializer, stored));
     }
@@ -118,6 +118,33 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
         {
             AssertSame(first, Read(reader, old));
             AssertSame(second, Read(reader, lean));
+        }
+    }
+
+    [Fact]
+    public async Task Serialize_FormatV2Namespace_And_TheV3Default_ShareSubtype0x81_AndEachReadsTheOther()
+    {
+        // A collection written by v2 writers before the upgrade and by v3 writers after it: one layout, two checksums.
+        var options = new CompressionEngineOptions();
+        options.Defaults.Format = EnvelopeFormat.V2;
+        await using var v2Engine = new CompressionEngine(new InMemoryDictionaryStore(), options);
+        var v2 = new CompressedDocumentSerializer<Movie>(v2Engine.GetNamespace(Ns), new CompressedDocumentOptions { ClearFields = ["Title"] });
+        var v3 = new CompressedDocumentSerializer<Movie>(_engine.GetNamespace(Ns), new CompressedDocumentOptions { ClearFields = ["Title"] });
+        var random = new Random(12);
+        Movie first = NewMovie(random), second = NewMovie(random);
+
+        BsonDocument older = Write(v2, first), newer = Write(v3, second);
+        foreach (var (stored, format) in new[] { (older, EnvelopeFormat.V2), (newer, EnvelopeFormat.V3) })
+        {
+            var binary = stored["_z"].AsBsonBinaryData;
+            Assert.Equal((BsonBinarySubType)0x81, binary.SubType);
+            Assert.True(DocumentEnvelope.TryReadHeader(binary.Bytes, out EnvelopeHeader header));
+            Assert.Equal(format, header.Format);
+        }
+        foreach (var reader in new[] { v2, v3 })
+        {
+            AssertSame(first, Read(reader, older));
+            AssertSame(second, Read(reader, newer));
         }
     }
 

@@ -9,7 +9,7 @@ namespace Compression.StorageLoad;
 /// the BSON wrapper (document length and terminator, the <c>_id</c> element, the <c>_z</c> element's type, name,
 /// length and subtype) and the envelope (magic, header byte, length varint, dictionary id varint, checksum, zstd frame
 /// header, zstd block headers, the rest: compressed content, or the document itself when stored). Format v1 zstd
-/// payloads are frames (frame and block headers counted); format v2 ones of up to 128 KiB are raw blocks (none).
+/// payloads are frames (frame and block headers counted); formats v2 and v3 ones of up to 128 KiB are raw blocks (none).
 /// With a <see cref="InnerFraming"/> callback it also measures what the compressed part's own BSON framing (its int32
 /// length and terminator, 5 bytes before compression) costs after compression.
 /// </summary>

@@ -50,7 +50,7 @@ internal sealed class SerializerPath : IAsyncDisposable
         _serializer = new CompressedDocumentSerializer<StoredDocument>(_namespace);
     }
 
-    public static async Task<SerializerPath> CreateAsync(int seed, EnvelopeFormat format = EnvelopeFormat.V2)
+    public static async Task<SerializerPath> CreateAsync(int seed, EnvelopeFormat format = EnvelopeFormat.V3)
     {
         var options = new CompressionEngineOptions { PollInterval = TimeSpan.FromHours(1) };
         options.Defaults.Codec = CompressionCodec.Zstd;

@@ -3,7 +3,7 @@ using Compression.Structure;
 namespace Compression.Codecs;
 
 /// <summary>
-/// Codec 7 (<see cref="CompressionCodec.PackedZstd"/>, format v2 only): the document's packed stream (docs/structure.md)
+/// Codec 7 (<see cref="CompressionCodec.PackedZstd"/>, formats v2 and v3 only): the document's packed stream (docs/structure.md)
 /// compressed as one raw zstd block with the envelope's dictionary, whose shape table the packing used. The declared
 /// length and the checksum are the document's; the packed stream is always shorter than the document, and documents
 /// over 128 KiB are never packed, so a payload is decoded into at most 128 KiB - 1 bytes and unpacked into exactly the

@@ -12,7 +12,7 @@ public sealed class DictionaryOptions
     /// dictionary) and packs documents with them: keys become small ids and values are packed before zstd compresses
     /// them with the dictionary (docs/structure.md). The table is adopted only when it measures at least 5% smaller than
     /// the plain dictionary on held-out documents; a document the packing cannot reproduce byte for byte is written as
-    /// plain zstd. Needs format v2 and the checksum (ignored otherwise), and readers of a version that knows codec 7.
+    /// plain zstd. Needs format v2 or v3 and the checksum (ignored otherwise), and readers of a version that knows codec 7.
     /// </summary>
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool PackDocuments { get; set; } = true;

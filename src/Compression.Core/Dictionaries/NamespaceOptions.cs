@@ -18,7 +18,7 @@ public sealed class NamespaceOptions
     /// <value>Defaults to <see langword="null"/>.</value>
     public int? Level { get; set; }
 
-    /// <summary>Whether envelopes end with a checksum of the document, so that corruption is detected on read (XxHash32: 4 bytes in v1, its low 16 bits in v2).</summary>
+    /// <summary>Whether envelopes end with a checksum of the document, so that corruption is detected on read (v1: the 4-byte XxHash32; v2: its low 16 bits; v3: the low 16 bits of the XxHash3).</summary>
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool Checksum { get; set; } = true;
 
@@ -26,9 +26,9 @@ public sealed class NamespaceOptions
     /// <value>Defaults to <see langword="false"/>.</value>
     public bool RequireChecksum { get; set; }
 
-    /// <summary>The envelope format new documents are written in (see <see cref="DocumentCompressorOptions.Format"/>); both are always read.</summary>
-    /// <value>Defaults to <see cref="EnvelopeFormat.V2"/>.</value>
-    public EnvelopeFormat Format { get; set; } = EnvelopeFormat.V2;
+    /// <summary>The envelope format new documents are written in (see <see cref="DocumentCompressorOptions.Format"/>); every format is always read.</summary>
+    /// <value>Defaults to <see cref="EnvelopeFormat.V3"/>.</value>
+    public EnvelopeFormat Format { get; set; } = EnvelopeFormat.V3;
 
     /// <summary>Documents shorter than this many bytes are stored uncompressed (codec 0).</summary>
     /// <value>Defaults to 32.</value>

@@ -262,7 +262,7 @@ internal sealed class TrainingCoordinator
         Log.Adopted(_logger, state.Name, adopted.Record.Id, adopted.Record.Version, adopted.BaselineRatio, source);
     }
 
-    /// <summary>Whether the namespace's writer can use a shape table: zstd in format v2 with the checksum, and the setting on.</summary>
+    /// <summary>Whether the namespace's writer can use a shape table: zstd in format v2 or v3 with the checksum, and the setting on.</summary>
     private static bool CanPack(NamespaceState state) =>
         state.Settings.Dictionary.PackDocuments && state.Compressor.Codec == CompressionCodec.Zstd
         && state.Compressor.Format != EnvelopeFormat.V1 && state.Compressor.Checksum;

@@ -4,15 +4,16 @@ using Compression.Internal;
 namespace Compression;
 
 /// <summary>
-/// The envelope, formats v1 and v2: the self-describing binary form of every compressed value.
+/// The envelope, formats v1, v2 and v3: the self-describing binary form of every compressed value.
 /// <code>
 /// offset  size    field
 /// 0       1       magic 0xC5
-/// 1       1       bits 0-3 codec id (0-7), bits 4-5 format version (0 = v1, 1 = v2), bit 6 checksum present, bit 7 dictionary id present
+/// 1       1       bits 0-3 codec id (0-7), bits 4-5 format version (0 = v1, 1 = v2, 2 = v3), bit 6 checksum present, bit 7 dictionary id present
 /// 2       varint  uncompressed length (unsigned LEB128)
 /// .       varint  dictionary id (unsigned LEB128), only when bit 7 is set
-/// .       n       codec payload (v2 zstd of at most 128 KiB: one raw zstd block, no frame or block header)
-/// end-c   c       checksum, only when bit 6 is set: v1 the XxHash32 of the uncompressed bytes (c = 4), v2 its low 16 bits (c = 2), little-endian
+/// .       n       codec payload (v2 and v3 zstd of at most 128 KiB: one raw zstd block, no frame or block header)
+/// end-c   c       checksum, only when bit 6 is set: v1 the XxHash32 of the uncompressed bytes (c = 4), v2 its low 16 bits (c = 2),
+///                 v3 the low 16 bits of their XxHash3 (c = 2), little-endian
 /// </code>
 /// </summary>
 public static class DocumentEnvelope
@@ -23,13 +24,13 @@ public static class DocumentEnvelope
     /// <summary>The format version of v1 envelopes (encoded as 0). This library reads it forever.</summary>
     public const int CurrentFormatVersion = 0;
 
-    /// <summary>The newest format version this library reads and writes: v2, encoded as 1 (<see cref="EnvelopeFormat.V2"/>).</summary>
-    public const int LatestFormatVersion = (int)EnvelopeFormat.V2;
+    /// <summary>The newest format version this library reads and writes: v3, encoded as 2 (<see cref="EnvelopeFormat.V3"/>).</summary>
+    public const int LatestFormatVersion = (int)EnvelopeFormat.V3;
 
     /// <summary>The v1 checksum: XxHash32, 4 bytes.</summary>
     internal const int ChecksumLength = 4;
 
-    /// <summary>The v2 checksum: the low 16 bits of the XxHash32, 2 bytes.</summary>
+    /// <summary>The v2 and v3 checksum: the low 16 bits of the XxHash32 (v2) or of the XxHash3 (v3), 2 bytes.</summary>
     internal const int ShortChecksumLength = 2;
     internal const byte CodecMask = 0x0F;
     internal const byte VersionMask = 0x30;
@@ -73,11 +74,11 @@ public static class DocumentEnvelope
         bool hasDictionary = (flags & DictionaryFlag) != 0;
 
         if (version > LatestFormatVersion)
-            ThrowHelper.ThrowCorrupt($"Unknown envelope format version {version} (v{version + 1}); this reader knows versions 0 (v1) and 1 (v2).");
+            ThrowHelper.ThrowCorrupt($"Unknown envelope format version {version} (v{version + 1}); this reader knows versions 0 (v1), 1 (v2) and 2 (v3).");
         if (codecId > MaxCodecId)
             ThrowHelper.ThrowCorrupt($"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip, packed zstd).");
         if (codecId == (int)CompressionCodec.PackedZstd && (version == 0 || !hasChecksum || !hasDictionary))
-            ThrowHelper.ThrowCorrupt($"Envelope of codec 7 (packed zstd) is {(version == 0 ? "format v1" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in format v2, with a checksum and a dictionary id.");
+            ThrowHelper.ThrowCorrupt($"Envelope of codec 7 (packed zstd) is {(version == 0 ? "format v1" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in formats v2 and v3, with a checksum and a dictionary id.");
 
         int offset = 2;
         if (!Varint.TryRead(data[offset..], out uint length, out int read))
@@ -127,7 +128,7 @@ public static class DocumentEnvelope
     internal static int GetHeaderLength(int uncompressedLength, uint? dictionaryId) =>
         2 + Varint.GetLength((uint)uncompressedLength) + (dictionaryId is uint id ? Varint.GetLength(id) : 0);
 
-    /// <summary>The checksum length of a format: 4 bytes in v1, 2 in v2.</summary>
+    /// <summary>The checksum length of a format: 4 bytes in v1, 2 in v2 and v3.</summary>
     internal static int GetChecksumLength(EnvelopeFormat format) => format == EnvelopeFormat.V1 ? ChecksumLength : ShortChecksumLength;
 
     internal static int WriteHeader(Span<byte> destination, CompressionCodec codec, int uncompressedLength, uint? dictionaryId, bool checksum, EnvelopeFormat format = EnvelopeFormat.V1)
@@ -139,20 +140,20 @@ public static class DocumentEnvelope
         return offset;
     }
 
-    /// <summary>Writes the checksum of <paramref name="uncompressed"/> in the format's length (v1 4 bytes, v2 the low 2).</summary>
+    /// <summary>Writes the checksum of <paramref name="uncompressed"/> in the format's length (v1 4 bytes, v2 and v3 the low 2 of their hashes).</summary>
     internal static void WriteChecksum(Span<byte> destination, ReadOnlySpan<byte> uncompressed, EnvelopeFormat format = EnvelopeFormat.V1)
     {
-        uint hash = System.IO.Hashing.XxHash32.HashToUInt32(uncompressed);
-        if (format == EnvelopeFormat.V1) BinaryPrimitives.WriteUInt32LittleEndian(destination, hash);
-        else BinaryPrimitives.WriteUInt16LittleEndian(destination, (ushort)hash);
+        if (format == EnvelopeFormat.V1) BinaryPrimitives.WriteUInt32LittleEndian(destination, System.IO.Hashing.XxHash32.HashToUInt32(uncompressed));
+        else BinaryPrimitives.WriteUInt16LittleEndian(destination, ShortChecksum(uncompressed, format));
     }
 
-    /// <summary>Whether <paramref name="stored"/> (the envelope's last <see cref="EnvelopeHeader.ChecksumLength"/> bytes) matches.</summary>
-    internal static bool ChecksumMatches(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> uncompressed)
-    {
-        uint hash = System.IO.Hashing.XxHash32.HashToUInt32(uncompressed);
-        return stored.Length == ChecksumLength
-            ? BinaryPrimitives.ReadUInt32LittleEndian(stored) == hash
-            : BinaryPrimitives.ReadUInt16LittleEndian(stored) == (ushort)hash;
-    }
+    /// <summary>Whether <paramref name="stored"/> (the envelope's last <see cref="EnvelopeHeader.ChecksumLength"/> bytes) matches, for an envelope of <paramref name="format"/>.</summary>
+    internal static bool ChecksumMatches(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> uncompressed, EnvelopeFormat format) => format == EnvelopeFormat.V1
+        ? stored.Length == ChecksumLength && BinaryPrimitives.ReadUInt32LittleEndian(stored) == System.IO.Hashing.XxHash32.HashToUInt32(uncompressed)
+        : stored.Length == ShortChecksumLength && BinaryPrimitives.ReadUInt16LittleEndian(stored) == ShortChecksum(uncompressed, format);
+
+    /// <summary>The 2-byte checksum: the low 16 bits of the XxHash32 (v2) or of the XxHash3 (v3).</summary>
+    private static ushort ShortChecksum(ReadOnlySpan<byte> uncompressed, EnvelopeFormat format) => format == EnvelopeFormat.V2
+        ? (ushort)System.IO.Hashing.XxHash32.HashToUInt32(uncompressed)
+        : (ushort)System.IO.Hashing.XxHash3.HashToUInt64(uncompressed);
 }

@@ -1,7 +1,7 @@
 namespace Compression;
 
 /// <summary>
-/// The envelope format a writer produces. Readers of this library read both, whatever this says; the numeric value is
+/// The envelope format a writer produces. Readers of this library read all three, whatever this says; the numeric value is
 /// the version written in bits 4-5 of the header byte. See <c>docs/format.md</c>.
 /// </summary>
 public enum EnvelopeFormat
@@ -18,4 +18,12 @@ public enum EnvelopeFormat
     /// (2 bytes fewer). Readers that know only v1 reject it with "Unknown envelope format version 1".
     /// </summary>
     V2 = 1,
+
+    /// <summary>
+    /// Format v3 (version bits 2): v2 with a faster checksum, the low 16 bits of the XxHash3 (64-bit, seed 0) of the
+    /// document instead of the XxHash32's (about a third of the time on a 400-byte document). Everything else is v2's,
+    /// byte for byte. Readers that know only v1 and v2 reject it with "Unknown envelope format version 2"; choose
+    /// <see cref="V2"/> while such readers remain.
+    /// </summary>
+    V3 = 2,
 }

@@ -14,7 +14,7 @@ internal enum DocumentKind : byte
 
     /// <summary>
     /// A BSON document's elements alone, without its int32 length and terminating NUL: what the MongoDB serializer
-    /// compresses with envelope format v2 (BinData 0x81). Packed exactly as the document they frame would be.
+    /// compresses with envelope formats v2 and v3 (BinData 0x81). Packed exactly as the document they frame would be.
     /// </summary>
     BsonElements = 3,
 }

@@ -181,10 +181,10 @@ public sealed class EnvelopeCorruptionTests
         }
     }
 
-    // Version 1 is format v2 (read since format v2 exists); 2 and 3 are reserved. A reader that knows only v1 (this
-    // library before format v2) fails on a v2 envelope here, with "Unknown envelope format version 1".
+    // Version 1 is format v2, 2 is format v3; 3 is reserved. A reader that knows only v1 (this library before format
+    // v2) fails on a v2 envelope here, with "Unknown envelope format version 1", and one that knows v1 and v2 on a v3
+    // envelope with "version 2".
     [Theory]
-    [InlineData(2)]
     [InlineData(3)]
     public void Decompress_UnknownFormatVersion_ThrowsNamingTheVersion(int version)
     {
@@ -443,15 +443,30 @@ public sealed class TrailingBytesTests
     public static TheoryData<CompressionCodec> CompressingCodecs() =>
         new(Corpus.AllCodecs.Where(c => c is not CompressionCodec.Stored and not CompressionCodec.Deflate)); // deflate: DeflateGapTests
 
+    /// <summary>The codecs whose own structure catches every double corruption below; snappy's does not always (SnappyGapTests).</summary>
+    public static TheoryData<CompressionCodec> StructurallyCheckedCodecs() =>
+        new(Corpus.AllCodecs.Where(c => c is not CompressionCodec.Stored and not CompressionCodec.Deflate and not CompressionCodec.Snappy));
+
     [Theory]
-    [MemberData(nameof(CompressingCodecs))]
+    [MemberData(nameof(StructurallyCheckedCodecs))]
     public void Decompress_ChecksumFlagClearedAndPayloadBitFlipped_NeverReturnsWrongBytes(CompressionCodec codec)
     {
-        // Two corruptions at once: the checksum flag cleared, and one payload bit flipped. The checksum is still in
-        // the envelope, now as 4 bytes after the payload; a reader must not return the changed document.
+        foreach (EnvelopeFormat format in Enum.GetValues<EnvelopeFormat>())
+        {
+            var (wrong, exact, total) = FlagClearedAndPayloadBitFlipped(codec, format, new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Format = format }));
+            Assert.True(wrong == 0, $"{codec}, {format}: {wrong} of {total} envelopes with the checksum flag cleared and a payload bit flipped decoded to wrong bytes ({exact} to the original)");
+        }
+    }
+
+    /// <summary>
+    /// Two corruptions at once: the checksum flag cleared, and one payload bit flipped (every bit of the payload of one
+    /// 800-byte document, in turn). The checksum is still in the envelope, now as bytes after the payload; a reader must
+    /// not return the changed document. Returns how many of the mutants decoded to wrong bytes, to the original, and in all.
+    /// </summary>
+    internal static (int Wrong, int Exact, int Total) FlagClearedAndPayloadBitFlipped(CompressionCodec codec, EnvelopeFormat format, DocumentCompressor reader)
+    {
         byte[] document = Corpus.Json(800, 21);
-        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec });
-        byte[] original = compressor.Compress(document);
+        byte[] original = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec, Format = format }).Compress(document);
         Assert.True(DocumentEnvelope.TryReadHeader(original, out var header));
         Assert.Equal(codec, header.Codec);
         int wrong = 0, exact = 0;
@@ -464,7 +479,7 @@ public sealed class TrailingBytesTests
                 envelope[at] ^= (byte)(1 << bit);
                 try
                 {
-                    if (compressor.Decompress(envelope).AsSpan().SequenceEqual(document)) exact++;
+                    if (reader.Decompress(envelope).AsSpan().SequenceEqual(document)) exact++;
                     else wrong++;
                 }
                 catch (InvalidDataException)
@@ -472,7 +487,7 @@ public sealed class TrailingBytesTests
                 }
             }
         }
-        Assert.True(wrong == 0, $"{codec}: {wrong} of {header.PayloadLength * 8} envelopes with the checksum flag cleared and a payload bit flipped decoded to wrong bytes ({exact} to the original)");
+        return (wrong, exact, header.PayloadLength * 8);
     }
 
     [Theory]
@@ -521,6 +536,29 @@ public sealed class TrailingBytesTests
 }
 
 /// <summary>The raw deflate gap, pinned: what RequireChecksum closes, and that without it nothing but bytes or the documented exception comes out.</summary>
+/// <summary>
+/// Snappy has no integrity check of its own; its elements are walked to find where the stream ends, which catches most
+/// orphaned checksum bytes but not all: a flipped literal length can absorb them. Measured here (docs/format.md, "Known
+/// gaps"), and closed by <c>RequireChecksum</c>.
+/// </summary>
+public sealed class SnappyGapTests
+{
+    [Fact]
+    public void Decompress_SnappyWithFlagClearedAndPayloadFlipped_RarelyWrong_AndRejectedWhenTheReaderRequiresChecksums()
+    {
+        var lenient = new DocumentCompressor();
+        var strict = new DocumentCompressor(new DocumentCompressorOptions { RequireChecksum = true });
+        foreach (EnvelopeFormat format in Enum.GetValues<EnvelopeFormat>())
+        {
+            var (wrong, _, total) = TrailingBytesTests.FlagClearedAndPayloadBitFlipped(CompressionCodec.Snappy, format, lenient);
+            // 0 in v1 and v2 and 2 of 4,480 in v3 when measured (which ones depends on the checksum bytes left behind).
+            Assert.True(wrong * 1000 <= total, $"{format}: {wrong} of {total} wrong; the element walk should catch all but about 1 in 2,000");
+            var (strictWrong, strictExact, _) = TrailingBytesTests.FlagClearedAndPayloadBitFlipped(CompressionCodec.Snappy, format, strict);
+            Assert.Equal((0, 0), (strictWrong, strictExact));
+        }
+    }
+}
+
 public sealed class DeflateGapTests
 {
     [Fact]

@@ -124,13 +124,17 @@ public sealed class EnvelopeMutationTests(ITestOutputHelper output)
     /// (v2's checksum) would have let it through, and the low 8 bits, to show the measurement sees collisions where
     /// they are expected (about 1 in 256). The rate kept: 1 - (structural misses / mutants) x 2^-16.
     /// </summary>
-    [Fact]
-    public void V2ShortChecksum_MutantsTheZstdBlockStructureMisses_AreCaughtByItsLow16Bits()
+    [Theory]
+    [InlineData(EnvelopeFormat.V2)]
+    [InlineData(EnvelopeFormat.V3)]
+    public void ShortChecksum_MutantsTheZstdBlockStructureMisses_AreCaughtByItsLow16Bits(EnvelopeFormat format)
     {
         const int Mutants = 100_000;
-        var plain = new DocumentCompressor(new DocumentCompressorOptions { Codec = CompressionCodec.Zstd, Checksum = false, MinimumSize = 0, Format = EnvelopeFormat.V2 });
+        var plain = new DocumentCompressor(new DocumentCompressorOptions { Codec = CompressionCodec.Zstd, Checksum = false, MinimumSize = 0, Format = format });
         var dictionary = Corpus.Dictionary;
         var random = new Random(4242);
+        // The hash the format's 2-byte checksum is the low 16 bits of.
+        Func<byte[], ulong> hash = format == EnvelopeFormat.V2 ? d => XxHash32.HashToUInt32(d) : d => XxHash3.HashToUInt64(d);
         var originals = Corpus.Mixed(30, 50, 2000, 4242).Concat(Enumerable.Range(0, 60).Select(_ => Corpus.JsonRecord(random))).ToList();
         var envelopes = originals.Select(d => plain.Compress(d, dictionary)).ToList();
         var headers = envelopes.Select(e => DocumentEnvelope.TryReadHeader(e, out var h) ? h : throw new InvalidOperationException()).ToList();
@@ -159,15 +163,15 @@ public sealed class EnvelopeMutationTests(ITestOutputHelper output)
                 continue;
             }
             wrong++;
-            uint mutated = XxHash32.HashToUInt32(result), original = XxHash32.HashToUInt32(originals[pick]);
+            ulong mutated = hash(result), original = hash(originals[pick]);
             if ((ushort)mutated == (ushort)original) pass16++;
             if ((byte)mutated == (byte)original) pass8++;
         }
 
         double missRate = (double)wrong / Mutants;
-        output.WriteLine($"v2 zstd with dictionary, no checksum: {Mutants} mutants, {rejected} rejected by the block's structure, {harmless} decoded to the original, {wrong} decoded to wrong bytes ({missRate:P2})");
-        output.WriteLine($"  of those {wrong}: {pass16} have the original's low 16 bits (v2's checksum; expected {wrong / 65536.0:F2}), {pass8} its low 8 bits (expected {wrong / 256.0:F1})");
-        output.WriteLine($"  detection rate with v2's checksum: 1 - {missRate:F4} x 2^-16 = {1 - missRate / 65536:P6} (v1's 4 bytes: 1 - {missRate:F4} x 2^-32)");
+        output.WriteLine($"{format} zstd with dictionary, no checksum: {Mutants} mutants, {rejected} rejected by the block's structure, {harmless} decoded to the original, {wrong} decoded to wrong bytes ({missRate:P2})");
+        output.WriteLine($"  of those {wrong}: {pass16} have the original's low 16 bits ({format}'s checksum; expected {wrong / 65536.0:F2}), {pass8} its low 8 bits (expected {wrong / 256.0:F1})");
+        output.WriteLine($"  detection rate with {format}'s checksum: 1 - {missRate:F4} x 2^-16 = {1 - missRate / 65536:P6} (v1's 4 bytes: 1 - {missRate:F4} x 2^-32)");
 
         Assert.Equal(Mutants, rejected + harmless + wrong);
         Assert.True(wrong >= 1000, $"the structure alone let only {wrong} mutants through: too few to measure the checksum against");

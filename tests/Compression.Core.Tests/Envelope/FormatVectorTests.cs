@@ -23,7 +23,7 @@ public sealed class FormatVectorTests
         string Name, string Description, string? Format, string Codec, int Level, bool Checksum, string? Dictionary, uint? DictionaryId,
         string? DictionarySha256, string Envelope, string? Text, string? Hex, string? Shapes = null, string? Packed = null)
     {
-        /// <summary>The vector's format: "v2", or v1 when the vector names none (the vectors written before format v2).</summary>
+        /// <summary>The vector's format: "v2" or "v3", or v1 when the vector names none (the vectors written before format v2).</summary>
         public EnvelopeFormat FormatId => Format is null ? EnvelopeFormat.V1 : Enum.Parse<EnvelopeFormat>(Format, ignoreCase: true);
 
         public byte[] EnvelopeBytes => Convert.FromHexString(Envelope);
@@ -72,6 +72,15 @@ public sealed class FormatVectorTests
         Assert.Contains(v2, v => v.CodecId == CompressionCodec.Stored && v.Checksum);
         Assert.Contains(v2, v => v.CodecId is not CompressionCodec.Zstd and not CompressionCodec.Stored && v.Checksum);
         Assert.True(vectors.Count(v => v.FormatId == EnvelopeFormat.V1) >= 12, "every v1 vector stays");
+        Assert.True(v2.Count >= 9, "every v2 vector stays");
+
+        // Format v3: the checksum (stored, the empty document, zstd with a dictionary, another codec, and codec 7).
+        var v3 = vectors.Where(v => v.FormatId == EnvelopeFormat.V3).ToList();
+        Assert.All(v3, v => Assert.True(v.Checksum, $"{v.Name}: a v3 vector is about its checksum"));
+        Assert.Contains(v3, v => v.CodecId == CompressionCodec.Stored && v.Expected.Length == 0);
+        Assert.Contains(v3, v => v.CodecId == CompressionCodec.Zstd && v.Dictionary is not null);
+        Assert.Contains(v3, v => v.CodecId == CompressionCodec.Snappy);
+        Assert.Contains(v3, v => v.CodecId == CompressionCodec.PackedZstd);
 
         // Codec 7, packed zstd: one vector per shape table kind, each with its table and packed stream; only codec 7 has them.
         foreach (DocumentKind kind in new[] { DocumentKind.Json, DocumentKind.Bson, DocumentKind.BsonElements })
@@ -85,7 +94,7 @@ public sealed class FormatVectorTests
         });
         Assert.All(vectors.Where(v => v.CodecId == CompressionCodec.PackedZstd), v =>
         {
-            Assert.Equal(EnvelopeFormat.V2, v.FormatId);
+            Assert.NotEqual(EnvelopeFormat.V1, v.FormatId);
             Assert.True(v.Checksum && v.Dictionary is not null, $"{v.Name}: codec 7 always has a checksum and a dictionary");
         });
     }
@@ -120,17 +129,18 @@ public sealed class FormatVectorTests
         Assert.Equal(0xC5, e[0]);
         int codec = e[1] & 0x0F, version = (e[1] >> 4) & 0x03;
         bool hasChecksum = (e[1] & 0x40) != 0, hasDictionary = (e[1] & 0x80) != 0;
-        Assert.Equal(v.FormatId == EnvelopeFormat.V1 ? 0 : 1, version);
-        int checksumLength = !hasChecksum ? 0 : version == 0 ? 4 : 2; // v1: XxHash32; v2: its low 16 bits
+        Assert.Equal((int)v.FormatId, version);
+        Assert.InRange(version, 0, 2); // 3 is reserved
+        int checksumLength = !hasChecksum ? 0 : version == 0 ? 4 : 2; // v1: XxHash32; v2: its low 16 bits; v3: the XxHash3's
         int offset = 2;
         uint length = ReadLeb128(e, ref offset);
         uint? dictionaryId = hasDictionary ? ReadLeb128(e, ref offset) : null;
         byte[] payload = e[offset..(e.Length - checksumLength)];
         var output = new byte[length];
 
-        if (version == 1 && codec == 1 && length <= 128 * 1024)
+        if (version >= 1 && codec == 1 && length <= 128 * 1024)
         {
-            // v2 zstd up to 128 KiB: the payload is one compressed block's content. Put a frame in front (magic, a header
+            // v2 and v3 zstd up to 128 KiB: the payload is one compressed block's content. Put a frame in front (magic, a header
             // descriptor with Single_Segment set and a 1-, 2- or 4-byte content size, and a last-block header of type
             // Compressed and the payload's size) and decode it as an ordinary zstd frame: no block-level API needed.
             payload = WrapBlockInFrame(payload, length);
@@ -141,7 +151,7 @@ public sealed class FormatVectorTests
             case CompressionCodec.Stored:
                 output = payload;
                 break;
-            case CompressionCodec.Zstd when version == 1 && length <= 128 * 1024:
+            case CompressionCodec.Zstd when version >= 1 && length <= 128 * 1024:
                 using (var zstd = new ZstdSharp.Decompressor())
                 {
                     if (dictionaryId is not null)
@@ -171,9 +181,9 @@ public sealed class FormatVectorTests
                 }
                 break;
             case CompressionCodec.PackedZstd:
-                // Codec 7: format v2, a checksum and a dictionary id, at most 128 KiB declared; the payload is one raw zstd
+                // Codec 7: format v2 or v3, a checksum and a dictionary id, at most 128 KiB declared; the payload is one raw zstd
                 // block whose content is the packed stream, decoded with zstd's block API into at most declared - 1 bytes.
-                Assert.Equal(1, version);
+                Assert.InRange(version, 1, 2);
                 Assert.True(hasChecksum);
                 Assert.Equal(v.DictionaryId, dictionaryId);
                 Assert.InRange(length, 1u, 128u * 1024);
@@ -212,6 +222,7 @@ public sealed class FormatVectorTests
         Assert.Equal(v.Expected, output);
         if (hasChecksum && version == 0) Assert.Equal(XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt32LittleEndian(e.AsSpan(e.Length - 4)));
         if (hasChecksum && version == 1) Assert.Equal((ushort)XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
+        if (hasChecksum && version == 2) Assert.Equal((ushort)XxHash3.HashToUInt64(output), BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
     }
 
     [Theory]
