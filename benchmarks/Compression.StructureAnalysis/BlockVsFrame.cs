@@ -44,8 +44,16 @@ internal static class BlockVsFrame
         byte[][] envelopes = test.Select(d => { withChecksum.TryCompress(d, buffer, out int n, dictionary); return buffer[..n]; }).ToArray();
         byte[][] bare = test.Select(d => { noChecksum.TryCompress(d, buffer, out int n, dictionary); return buffer[..n]; }).ToArray();
         var writer = new System.Buffers.ArrayBufferWriter<byte>(1 << 20);
+        // The suite's baseline (EngineHotPathBenchmarks' "bare zstd decompress"): ZstdSharp's own objects, the dictionary
+        // loaded into the context, standard frames (magic, content size).
+        using var suiteCompressor = new ZstdSharp.Compressor(3);
+        suiteCompressor.LoadDictionary(record.Content.Span);
+        using var suiteDecompressor = new ZstdSharp.Decompressor();
+        suiteDecompressor.LoadDictionary(record.Content.Span);
+        byte[][] standardFrames = test.Select(d => suiteCompressor.Wrap(d).ToArray()).ToArray();
         var rows = new (string, Action)[]
         {
+            ("ZstdSharp Decompressor, standard frame", () => { foreach (byte[] f in standardFrames) suiteDecompressor.Unwrap(f, buffer); }),
             ("frame", () => { for (int i = 0; i < frames.Length; i++) ZstdCodec.Instance.Decompress(frames[i], buffer.AsSpan(0, test[i].Length), dictionary); }),
             ("block", () => { for (int i = 0; i < blocks.Length; i++) ZstdBlockCodec.DecompressBlock(blocks[i], buffer.AsSpan(0, test[i].Length), dictionary); }),
             ($"DocumentCompressor {withChecksum.Format}", () => { foreach (byte[] e in envelopes) withChecksum.TryDecompress(e, buffer, out _, dictionary); }),
