@@ -12,40 +12,27 @@ using Xunit;
 namespace Compression.Tool.Couchbase.Tests;
 
 /// <summary>docz's live commands on a Couchbase collection, through the real SDK against the loopback KV server.</summary>
-public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
+public sealed class CouchbaseLiveTests : IAsyncLifetime
 {
-    private const string Ns = "default._default._default";
-    private const uint JsonFlags = 0x02000006; // common flags: JSON
-    private readonly string _directory = Directory.CreateTempSubdirectory("docz-cb-").FullName;
-    private CouchbaseLoopbackServer _server = null!;
-    private string _config = null!;
+    private const string Ns = LoopbackBucket.Namespace;
 
-    public async Task InitializeAsync()
-    {
-        _server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { CommandLogCapacity = 1_000_000 });
-        _config = Path.Combine(_directory, "appsettings.json");
-        File.WriteAllText(_config, $$"""
-            {
-              "Couchbase": { "ConnectionString": "{{_server.ConnectionString}}", "Username": "{{_server.Username}}", "Password": "{{_server.Password}}" },
-              "Compression": {
-                "Defaults": { "Codec": "Zstd" },
-                "Namespaces": {
-                  "{{Ns}}": { "Dictionary": { "DictionarySize": 8192, "MinSampleCount": 32, "MaxSampleCount": 2000 } }
-                }
-              }
-            }
-            """);
-    }
+    private LoopbackBucket _bucket = null!;
 
-    public async Task DisposeAsync() => await _server.DisposeAsync();
+    private CouchbaseLoopbackServer Server => _bucket.Server;
 
-    public void Dispose() => Directory.Delete(_directory, recursive: true);
+    private string ConfigFile => _bucket.Config;
+
+    private string WorkDirectory => _bucket.Directory;
+
+    public async Task InitializeAsync() => _bucket = await LoopbackBucket.StartAsync("docz-cb-");
+
+    public async Task DisposeAsync() => await _bucket.DisposeAsync();
 
     [Fact]
     public async Task Migrate_verify_stats_and_decompress_round_trip_every_document_byte_for_byte()
     {
         Dictionary<string, byte[]> originals = Arrange(600, seed: 1);
-        _server.PutDocument("legacy::string", "just a string"u8.ToArray(), 0x04000000); // string flags: never touched
+        Server.PutDocument("legacy::string", "just a string"u8.ToArray(), 0x04000000); // string flags: never touched
 
         (int exit, string json, string error) = Run("migrate", "--batch-size", "64");
         Assert.True(exit == 0, error + json);
@@ -60,16 +47,16 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
         }
         foreach ((string key, byte[] original) in originals)
         {
-            Assert.True(_server.TryGetDocument(key, out KvDocument? stored));
+            Assert.True(Server.TryGetDocument(key, out KvDocument? stored));
             Assert.True(DocumentEnvelope.IsEnvelope(stored.Value.Span), key);
             Assert.True(stored.Value.Length < original.Length, key);
         }
-        Assert.True(_server.TryGetDocument("legacy::string", out KvDocument? untouched) && untouched.Flags == 0x04000000);
+        Assert.True(Server.TryGetDocument("legacy::string", out KvDocument? untouched) && untouched.Flags == 0x04000000);
 
         // An application client that never saw the dictionary reads every document through the compressed collection.
-        await using (ICluster cluster = await Cluster.ConnectAsync(_server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(_server.Username, _server.Password)))
+        await using (ICluster cluster = await Cluster.ConnectAsync(Server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(Server.Username, Server.Password)))
         {
-            ICouchbaseCollection plain = (await cluster.BucketAsync(_server.BucketName)).DefaultCollection();
+            ICouchbaseCollection plain = (await cluster.BucketAsync(Server.BucketName)).DefaultCollection();
             await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(plain));
             ICouchbaseCollection compressed = plain.WithCompression(engine);
             foreach ((string key, byte[] original) in originals.Take(100))
@@ -105,7 +92,7 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
         using (JsonDocument stats = JsonDocument.Parse(json))
         {
             JsonElement ns = stats.RootElement.GetProperty("namespaces")[0];
-            long storedBytes = originals.Keys.Sum(k => _server.TryGetDocument(k, out KvDocument? d) ? d.Value.Length : 0) + "just a string"u8.Length;
+            long storedBytes = originals.Keys.Sum(k => Server.TryGetDocument(k, out KvDocument? d) ? d.Value.Length : 0) + "just a string"u8.Length;
             Assert.Equal(storedBytes, ns.GetProperty("storedBytes").GetInt64());
             Assert.Equal(originals.Values.Sum(v => (long)v.Length) + "just a string"u8.Length, ns.GetProperty("rawBytes").GetInt64());
             Assert.Equal(1, ns.GetProperty("currentVersion").GetInt32());
@@ -118,9 +105,9 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
         Assert.True(exit == 0, error + json);
         foreach ((string key, byte[] original) in originals)
         {
-            Assert.True(_server.TryGetDocument(key, out KvDocument? stored));
+            Assert.True(Server.TryGetDocument(key, out KvDocument? stored));
             Assert.Equal(original, stored.Value.ToArray());
-            Assert.Equal(JsonFlags, stored.Flags);
+            Assert.Equal(LoopbackBucket.JsonFlags, stored.Flags);
         }
     }
 
@@ -131,13 +118,13 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
         Assert.Equal(0, Run("train").Exit);
         var random = new Random(17);
         int interruptions = 0;
-        var settings = new LiveSettings { Connection = null, ConfigPath = _config, Namespaces = [Ns], Json = true, BatchSize = 40, MaxFailures = 10 };
+        var settings = new LiveSettings { Connection = null, ConfigPath = ConfigFile, Namespaces = [Ns], Json = true, BatchSize = 40, MaxFailures = 10 };
         for (int run = 0; run < 40; run++)
         {
-            long replacesBefore = _server.CommandCount(KvProtocol.Opcodes.Replace);
+            long replacesBefore = Server.CommandCount(KvProtocol.Opcodes.Replace);
             int stopAfter = random.Next(1, 120);
             using var stop = new CancellationTokenSource();
-            Task watcher = _server.WaitUntilAsync(s => s.CommandCount(KvProtocol.Opcodes.Replace) - replacesBefore >= stopAfter, stop.Token).ContinueWith(_ => stop.Cancel(), TaskScheduler.Default);
+            Task watcher = Server.WaitUntilAsync(s => s.CommandCount(KvProtocol.Opcodes.Replace) - replacesBefore >= stopAfter, stop.Token).ContinueWith(_ => stop.Cancel(), TaskScheduler.Default);
             var output = new StringWriter();
             var console = new LiveOutput(output, new StringWriter(), settings);
             try
@@ -166,13 +153,13 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
         Assert.Equal(800, Replaces());
         foreach (string key in originals.Keys)
         {
-            Assert.True(_server.TryGetDocument(key, out KvDocument? stored) && DocumentEnvelope.IsEnvelope(stored.Value.Span), key);
+            Assert.True(Server.TryGetDocument(key, out KvDocument? stored) && DocumentEnvelope.IsEnvelope(stored.Value.Span), key);
         }
         Assert.Equal(0, Run("verify").Exit);
         Assert.Equal(0, Run("migrate", "--decompress").Exit);
         foreach ((string key, byte[] original) in originals)
         {
-            Assert.True(_server.TryGetDocument(key, out KvDocument? stored));
+            Assert.True(Server.TryGetDocument(key, out KvDocument? stored));
             Assert.Equal(original, stored.Value.ToArray());
         }
     }
@@ -182,10 +169,10 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
     {
         Arrange(300, seed: 3);
         Assert.Equal(0, Run("migrate").Exit);
-        Assert.True(_server.TryGetDocument("doc::00010", out KvDocument? victim));
+        Assert.True(Server.TryGetDocument("doc::00010", out KvDocument? victim));
         byte[] corrupted = victim.Value.ToArray();
         corrupted[^3] ^= 0x5a;
-        _server.PutDocument("doc::00010", corrupted, victim.Flags);
+        Server.PutDocument("doc::00010", corrupted, victim.Flags);
 
         // A document compressed with a dictionary the store does not have.
         var foreignStore = new InMemoryDictionaryStore();
@@ -200,8 +187,8 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
             TrainingOutcome outcome = (await handle.TrainAsync()).Outcome;
             await other.WhenIdleAsync();
             Assert.True(handle.CurrentDictionary is not null, $"no dictionary adopted (training said {outcome})");
-            _server.PutDocument("doc::00020", handle.Compress(TestDocuments.Movie(random)), victim.Flags);
-            _server.PutDocument("doc::00030", "not an envelope"u8.ToArray(), victim.Flags); // binary flags
+            Server.PutDocument("doc::00020", handle.Compress(TestDocuments.Movie(random)), victim.Flags);
+            Server.PutDocument("doc::00030", "not an envelope"u8.ToArray(), victim.Flags); // binary flags
             (int exit, string json, string error) = Run("verify");
             Assert.Equal(1, exit);
             using JsonDocument report = JsonDocument.Parse(json);
@@ -235,33 +222,22 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime, IDisposable
     public void Bad_namespaces_and_an_unreachable_server_are_reported_without_a_stack_trace()
     {
         var error = new StringWriter();
-        Assert.Equal(2, Program.Run(["verify", "--config", _config, "--namespace", "default.only-two"], new StringWriter(), error));
+        Assert.Equal(2, Program.Run(["verify", "--config", ConfigFile, "--namespace", "default.only-two"], new StringWriter(), error));
         Assert.Contains("expected bucket.scope.collection", error.ToString(), StringComparison.Ordinal);
         Assert.DoesNotContain("   at ", error.ToString(), StringComparison.Ordinal);
     }
 
-    private long Replaces() => _server.Commands.Count(c => c.Opcode == KvProtocol.Opcodes.Replace && c.Status == 0);
+    private long Replaces() => Server.Commands.Count(c => c.Opcode == KvProtocol.Opcodes.Replace && c.Status == 0);
 
-    private long StoredBytes() => Enumerable.Range(0, 400).Sum(i => _server.TryGetDocument($"doc::{i:D5}", out KvDocument? d) ? d.Value.Length : 0);
+    private long StoredBytes() => Enumerable.Range(0, 400).Sum(i => Server.TryGetDocument($"doc::{i:D5}", out KvDocument? d) ? d.Value.Length : 0);
 
-    private Dictionary<string, byte[]> Arrange(int count, int seed)
-    {
-        var random = new Random(seed);
-        var documents = new Dictionary<string, byte[]>();
-        for (int i = 0; i < count; i++)
-        {
-            byte[] json = TestDocuments.Movie(random);
-            documents[$"doc::{i:D5}"] = json;
-            _server.PutDocument($"doc::{i:D5}", json, JsonFlags, dataType: 1);
-        }
-        return documents;
-    }
+    private Dictionary<string, byte[]> Arrange(int count, int seed) => _bucket.Arrange(count, seed);
 
     private (int Exit, string Output, string Error) Run(params string[] args)
     {
         var output = new StringWriter();
         var error = new StringWriter();
-        int exit = Program.Run([.. args, "--config", _config, "--format", "json"], output, error);
+        int exit = Program.Run([.. args, "--config", ConfigFile, "--format", "json"], output, error);
         return (exit, output.ToString(), error.ToString());
     }
 }

@@ -18,44 +18,29 @@ namespace Compression.Tool.Couchbase.Tests;
 /// folder feed, and the built tool killed mid-migration; each command a process of its own, against the loopback KV
 /// server of this test process.
 /// </summary>
-public sealed class CouchbaseToolProcessTests : IAsyncLifetime, IDisposable
+public sealed class CouchbaseToolProcessTests : IAsyncLifetime
 {
-    private const string Ns = "default._default._default";
-    private const uint JsonFlags = 0x02000006; // common flags: JSON
+    private const string Ns = LoopbackBucket.Namespace;
     private const string Project = "src/Compression.Tool.Couchbase.Package/Compression.Tool.Couchbase.Package.csproj";
     private const string EntryPoint = "Compression.Tool.Couchbase.Host.dll";
-
     private static readonly string Configuration = typeof(CouchbaseToolProcessTests).Assembly.GetCustomAttribute<AssemblyConfigurationAttribute>()!.Configuration;
 
-    private readonly string _directory = Directory.CreateTempSubdirectory("docz-cb-process-").FullName;
-    private CouchbaseLoopbackServer _server = null!;
-    private string _config = null!;
+    private LoopbackBucket _bucket = null!;
 
-    public async Task InitializeAsync()
-    {
-        _server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { CommandLogCapacity = 1_000_000 });
-        _config = Path.Combine(_directory, "appsettings.json");
-        File.WriteAllText(_config, $$"""
-            {
-              "Couchbase": { "ConnectionString": "{{_server.ConnectionString}}", "Username": "{{_server.Username}}", "Password": "{{_server.Password}}" },
-              "Compression": {
-                "Defaults": { "Codec": "Zstd" },
-                "Namespaces": {
-                  "{{Ns}}": { "Dictionary": { "DictionarySize": 8192, "MinSampleCount": 32, "MaxSampleCount": 2000 } }
-                }
-              }
-            }
-            """);
-    }
+    private CouchbaseLoopbackServer Server => _bucket.Server;
 
-    public async Task DisposeAsync() => await _server.DisposeAsync();
+    private string ConfigFile => _bucket.Config;
 
-    public void Dispose() => Directory.Delete(_directory, recursive: true);
+    private string WorkDirectory => _bucket.Directory;
+
+    public async Task InitializeAsync() => _bucket = await LoopbackBucket.StartAsync("docz-cb-process-");
+
+    public async Task DisposeAsync() => await _bucket.DisposeAsync();
 
     [Fact]
     public async Task Package_InstalledFromAFolderFeed_RunsTheLiveCommandsOnCouchbase()
     {
-        string docz = await ToolProcess.PackAndInstallAsync(Project, "Compression.Tool.WithCouchbase", "docz", EntryPoint, Configuration, _directory);
+        string docz = await ToolProcess.PackAndInstallAsync(Project, "Compression.Tool.WithCouchbase", "docz", EntryPoint, Configuration, WorkDirectory);
         Dictionary<string, byte[]> originals = Arrange(300, seed: 5);
 
         var help = await Docz(docz, "--help");
@@ -64,15 +49,15 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime, IDisposable
         Assert.Contains("migrate", help.Output);
 
         // The plugin is found beside the installed docz: a couchbase:// connection string is not bad usage.
-        var migrate = await Docz(docz, "migrate", "--config", _config, "--format", "json");
+        var migrate = await Docz(docz, "migrate", "--config", ConfigFile, "--format", "json");
         Assert.True(migrate.Exit == 0, migrate.Describe());
         using (JsonDocument report = JsonDocument.Parse(migrate.Output))
         {
             Assert.Equal(300, report.RootElement.GetProperty("namespaces")[0].GetProperty("written").GetInt64());
         }
-        Assert.All(originals.Keys, key => Assert.True(_server.TryGetDocument(key, out KvDocument? stored) && DocumentEnvelope.IsEnvelope(stored.Value.Span), key));
+        Assert.All(originals.Keys, key => Assert.True(Server.TryGetDocument(key, out KvDocument? stored) && DocumentEnvelope.IsEnvelope(stored.Value.Span), key));
 
-        var verify = await Docz(docz, "verify", "--config", _config, "--format", "json");
+        var verify = await Docz(docz, "verify", "--config", ConfigFile, "--format", "json");
         Assert.True(verify.Exit == 0, verify.Describe());
         using (JsonDocument report = JsonDocument.Parse(verify.Output))
         {
@@ -81,13 +66,13 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime, IDisposable
             Assert.Equal(300, ns.GetProperty("compressed").GetInt64());
         }
 
-        var stats = await Docz(docz, "stats", "--config", _config, "--format", "json");
+        var stats = await Docz(docz, "stats", "--config", ConfigFile, "--format", "json");
         Assert.True(stats.Exit == 0, stats.Describe());
         using (JsonDocument report = JsonDocument.Parse(stats.Output))
         {
             JsonElement ns = report.RootElement.GetProperty("namespaces")[0];
             Assert.Equal(originals.Values.Sum(v => (long)v.Length), ns.GetProperty("rawBytes").GetInt64());
-            Assert.Equal(originals.Keys.Sum(k => _server.TryGetDocument(k, out KvDocument? d) ? (long)d.Value.Length : 0), ns.GetProperty("storedBytes").GetInt64());
+            Assert.Equal(originals.Keys.Sum(k => Server.TryGetDocument(k, out KvDocument? d) ? (long)d.Value.Length : 0), ns.GetProperty("storedBytes").GetInt64());
         }
     }
 
@@ -98,7 +83,7 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime, IDisposable
         Dictionary<string, byte[]> originals = Arrange(Documents, seed: 6);
         string tool = Path.Combine(ToolProcess.RepositoryRoot(), "src", "Compression.Tool.Couchbase.Package", "bin", Configuration, "net10.0", EntryPoint);
         Assert.True(File.Exists(tool), $"{tool} is not built");
-        var train = await ToolProcess.RunAsync(ToolProcess.Dotnet(), _directory, _directory, [tool, "train", "--config", _config, "--format", "json"]);
+        var train = await ToolProcess.RunAsync(ToolProcess.Dotnet(), WorkDirectory, WorkDirectory, [tool, "train", "--config", ConfigFile, "--format", "json"]);
         Assert.True(train.Exit == 0, train.Describe());
 
         // Each run is killed once the server has received n more commands of one kind: every fifth run during the key
@@ -115,20 +100,20 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime, IDisposable
             bool kill = killedAt.Count < Kills;
             bool duringScan = killedAt.Count % 5 == 4;
             Func<CouchbaseLoopbackServer, long> counted = duringScan ? ScanCommands : WriteCommands;
-            long before = counted(_server);
+            long before = counted(Server);
             int after = duringScan ? random.Next(1, 41) : random.Next(1, 251);
             bool holdReplies = killedAt.Count % 2 == 1;
-            using var child = Child.Start(tool, "migrate", "--config", _config, "--format", "json", "--batch-size", "50");
+            using var child = Child.Start(tool, "migrate", "--config", ConfigFile, "--format", "json", "--batch-size", "50");
             using var stop = new CancellationTokenSource(ToolProcess.Timeout);
             Task<ToolProcess.Outcome> exited = child.WaitAsync(stop.Token);
-            Task reached = kill ? _server.WaitUntilAsync(s => counted(s) - before >= after, stop.Token) : Task.Delay(Timeout.Infinite, stop.Token);
+            Task reached = kill ? Server.WaitUntilAsync(s => counted(s) - before >= after, stop.Token) : Task.Delay(Timeout.Infinite, stop.Token);
             if (await Task.WhenAny(exited, reached) == reached && !exited.IsCompleted)
             {
-                if (holdReplies) _server.StallReplies = true;
+                if (holdReplies) Server.StallReplies = true;
                 child.Kill();
                 await exited;
-                _server.StallReplies = false;
-                killedAt.Add($"{(duringScan ? "scan" : "write")} {counted(_server) - before}{(holdReplies ? ", replies held" : "")}");
+                Server.StallReplies = false;
+                killedAt.Add($"{(duringScan ? "scan" : "write")} {counted(Server) - before}{(holdReplies ? ", replies held" : "")}");
                 continue;
             }
             await stop.CancelAsync();
@@ -143,13 +128,13 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime, IDisposable
         Assert.Contains(killedAt, k => k.StartsWith("scan", StringComparison.Ordinal));
 
         // Every document compressed exactly once: one acknowledged-or-not REPLACE that the server carried out each.
-        Assert.Equal(Documents, _server.Commands.Count(c => c.Opcode == KvProtocol.Opcodes.Replace && c.Status == 0));
-        Assert.All(originals.Keys, key => Assert.True(_server.TryGetDocument(key, out KvDocument? stored) && DocumentEnvelope.IsEnvelope(stored.Value.Span), key));
+        Assert.Equal(Documents, Server.Commands.Count(c => c.Opcode == KvProtocol.Opcodes.Replace && c.Status == 0));
+        Assert.All(originals.Keys, key => Assert.True(Server.TryGetDocument(key, out KvDocument? stored) && DocumentEnvelope.IsEnvelope(stored.Value.Span), key));
 
         // A cold application client reads them as they were written.
-        await using (ICluster cluster = await Cluster.ConnectAsync(_server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(_server.Username, _server.Password)))
+        await using (ICluster cluster = await Cluster.ConnectAsync(Server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(Server.Username, Server.Password)))
         {
-            ICouchbaseCollection plain = (await cluster.BucketAsync(_server.BucketName)).DefaultCollection();
+            ICouchbaseCollection plain = (await cluster.BucketAsync(Server.BucketName)).DefaultCollection();
             await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(plain));
             ICouchbaseCollection compressed = plain.WithCompression(engine);
             foreach ((string key, byte[] original) in originals.Where((_, i) => i % 20 == 0))
@@ -160,11 +145,11 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime, IDisposable
             }
         }
 
-        var verify = await ToolProcess.RunAsync(ToolProcess.Dotnet(), _directory, _directory, [tool, "verify", "--config", _config, "--format", "json"]);
+        var verify = await ToolProcess.RunAsync(ToolProcess.Dotnet(), WorkDirectory, WorkDirectory, [tool, "verify", "--config", ConfigFile, "--format", "json"]);
         Assert.True(verify.Exit == 0, verify.Describe());
-        var decompress = await ToolProcess.RunAsync(ToolProcess.Dotnet(), _directory, _directory, [tool, "migrate", "--decompress", "--config", _config, "--format", "json"]);
+        var decompress = await ToolProcess.RunAsync(ToolProcess.Dotnet(), WorkDirectory, WorkDirectory, [tool, "migrate", "--decompress", "--config", ConfigFile, "--format", "json"]);
         Assert.True(decompress.Exit == 0, decompress.Describe());
-        Assert.All(originals, pair => Assert.True(_server.TryGetDocument(pair.Key, out KvDocument? stored) && stored.Value.Span.SequenceEqual(pair.Value), pair.Key));
+        Assert.All(originals, pair => Assert.True(Server.TryGetDocument(pair.Key, out KvDocument? stored) && stored.Value.Span.SequenceEqual(pair.Value), pair.Key));
     }
 
     /// <summary>The key scan's commands the server has received.</summary>
@@ -176,20 +161,9 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime, IDisposable
         server.CommandCount(KvProtocol.Opcodes.Get) + server.CommandCount(KvProtocol.Opcodes.Set) + server.CommandCount(KvProtocol.Opcodes.Add)
         + server.CommandCount(KvProtocol.Opcodes.Replace);
 
-    private Task<ToolProcess.Outcome> Docz(string docz, params string[] args) => ToolProcess.RunAsync(docz, _directory, _directory, args);
+    private Task<ToolProcess.Outcome> Docz(string docz, params string[] args) => ToolProcess.RunAsync(docz, WorkDirectory, WorkDirectory, args);
 
-    private Dictionary<string, byte[]> Arrange(int count, int seed)
-    {
-        var random = new Random(seed);
-        var documents = new Dictionary<string, byte[]>();
-        for (int i = 0; i < count; i++)
-        {
-            byte[] json = TestDocuments.Movie(random);
-            documents[$"doc::{i:D5}"] = json;
-            _server.PutDocument($"doc::{i:D5}", json, JsonFlags, dataType: 1);
-        }
-        return documents;
-    }
+    private Dictionary<string, byte[]> Arrange(int count, int seed) => _bucket.Arrange(count, seed);
 
     /// <summary>The built tool as a child process (<c>dotnet Compression.Tool.Couchbase.Host.dll ...</c>), to be killed.</summary>
     private sealed class Child : IDisposable
