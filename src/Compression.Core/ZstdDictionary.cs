@@ -45,7 +45,7 @@ public sealed class ZstdDictionary
     /// <summary>Whether a shape table was trained with this dictionary, so that documents written with it may be packed (<see cref="CompressionCodec.PackedZstd"/>).</summary>
     public bool HasShapeTable => Shapes is not null;
 
-    /// <summary>The block API's contexts (format v2 zstd payloads); the dictionary is digested for decompression on creation.</summary>
+    /// <summary>The block API's contexts (format v2 and v3 zstd payloads); the dictionary is digested for decompression on creation.</summary>
     internal ZstdBlockContexts BlockContexts { get; }
 
     /// <summary>

@@ -15,7 +15,7 @@ namespace Compression.MongoDB;
 /// the id and the configured clear fields stay queryable; everything else is compressed by the collection's
 /// <see cref="CompressionNamespace"/> with its shared dictionaries. Documents without <c>_z</c> (written before
 /// compression was switched on, or while it was off) are read as plain documents.
-/// The envelope holds the compressed elements: with subtype 0x81 (written when the namespace writes envelope format v2)
+/// The envelope holds the compressed elements: with subtype 0x81 (written when the namespace writes envelope format v2 or v3)
 /// their bytes alone, with subtype 0x80 (format v1, and every document written before format v2) as a whole BSON
 /// document, with its int32 length and terminating 0. Both are read.
 /// </summary>
@@ -67,7 +67,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     /// <summary>The BinData subtype of <c>_z</c> when the envelope holds a whole BSON document (envelope format v1).</summary>
     internal const byte DocumentSubtype = (byte)BsonBinarySubType.UserDefined; // 0x80
 
-    /// <summary>The BinData subtype of <c>_z</c> when the envelope holds the elements alone, without the document's int32 length and terminator (envelope format v2).</summary>
+    /// <summary>The BinData subtype of <c>_z</c> when the envelope holds the elements alone, without the document's int32 length and terminator (envelope formats v2 and v3).</summary>
     internal const byte ElementsSubtype = 0x81;
 
     /// <summary>The namespace the documents belong to.</summary>

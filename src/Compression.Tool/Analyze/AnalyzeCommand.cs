@@ -31,7 +31,7 @@ internal static class AnalyzeCommand
             Description = string.Create(C, $"Largest dictionary trained, in bytes: {ZstdDictionary.MinimumSize} to {ZstdDictionary.DefaultMaximumSize} (the engine's range)."),
             DefaultValueFactory = _ => new DictionaryOptions().DictionarySize,
         };
-        var noChecksum = new Option<bool>("--no-checksum") { Description = "Measure envelopes without the checksum (2 bytes in format v2; the library default is on). Packing documents needs it, so no rows with shapes are measured." };
+        var noChecksum = new Option<bool>("--no-checksum") { Description = "Measure envelopes without the checksum (2 bytes in formats v2 and v3; the library default is on). Packing documents needs it, so no rows with shapes are measured." };
         var quick = new Option<bool>("--quick") { Description = "Fewer codecs, shorter timings and the limit at zstd level 3 instead of 19 (for smoke tests)." };
         var html = new Option<FileInfo>("--html") { Description = "Also write a one-page HTML report (table, chart of ratio against speed, recommended appsettings.json) to this file." };
         var sweep = new Option<bool>("--sweep") { Description = "Measure dictionary sizes and levels for docs/dictionary-defaults.md instead.", Hidden = true };

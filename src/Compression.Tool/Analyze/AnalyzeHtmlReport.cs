@@ -140,7 +140,7 @@ internal static class AnalyzeHtmlReport
 
     private static string SnippetNote(CodecResult best) =>
         (best.Shapes
-            ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size with shape tables (PackDocuments; a table is kept when it measures at least 3% smaller on held-out documents, and documents are packed only with format v2 and the checksum). "
+            ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size with shape tables (PackDocuments; a table is kept when it measures at least 5% smaller on held-out documents, and documents are packed only with format v2 or v3 and the checksum). "
             : best.Dictionary
             ? "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, and the engine trains, shares and adopts zstd dictionaries up to this size, without shape tables (PackDocuments off: the measured setting). "
             : "As configuration: every namespace without its own settings (Defaults; per namespace under Namespaces) compresses with this codec and level, without dictionaries (the measured setting; the engine uses dictionaries with zstd only). ") +

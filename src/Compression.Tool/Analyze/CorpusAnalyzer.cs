@@ -158,7 +158,7 @@ internal static class CorpusAnalyzer
         }
 
         // The same dictionary levels with shapes: a structure model trained on the same share at the same size, as the
-        // engine's training does. Measure packs through DocumentCompressor (format v2) because its dictionary has a table.
+        // engine's training does. Measure packs through DocumentCompressor (format v3, the default) because its dictionary has a table.
         StructureModel? model = null;
         string? shapesNote = null;
         if (!settings.Checksum)

@@ -8,7 +8,7 @@ namespace Compression.Tool.Live;
 
 /// <summary>
 /// A whole document as raw BSON, to and from the form <see cref="CompressedDocumentSerializer{T}"/> stores:
-/// <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c> (envelope format v2: the compressed elements without
+/// <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c> (envelope formats v2 and v3: the compressed elements without
 /// their document's length and terminator) or <c>BinData(0x80, envelope)</c> (format v1: a whole BSON document), with the
 /// envelope made and read by the namespace's engine. Both are read; the namespace's <see cref="CompressionNamespace.Format"/>
 /// says which is written, as in the serializer. The tool has no CLR type for the documents, so it works on their bytes, with the adapter's own walker.
@@ -71,7 +71,7 @@ internal sealed class StoredDocumentCodec
         return [];
     }
 
-    /// <summary>Whether new documents are written as subtype 0x81, the elements alone (envelope format v2), as the serializer does.</summary>
+    /// <summary>Whether new documents are written as subtype 0x81, the elements alone (envelope formats v2 and v3), as the serializer does.</summary>
     private bool ElementsOnly => Namespace.Format != EnvelopeFormat.V1;
 
     /// <summary>The part of a plain document that is compressed (what the engine samples and trains on).</summary>

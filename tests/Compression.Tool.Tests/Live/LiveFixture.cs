@@ -158,7 +158,7 @@ internal static class LiveData
     public static bool IsCompressed(byte[] stored)
     {
         var document = BsonSerializer.Deserialize<BsonDocument>(stored);
-        // 0x81 (envelope format v2, the default: the elements alone) or 0x80 (format v1: a whole document).
+        // 0x81 (envelope formats v2 and v3, v3 the default: the elements alone) or 0x80 (format v1: a whole document).
         return document.TryGetValue("_z", out BsonValue z) && z is BsonBinaryData { SubType: BsonBinarySubType.UserDefined or (BsonBinarySubType)0x81 };
     }
 }
