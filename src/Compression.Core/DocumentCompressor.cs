@@ -315,7 +315,7 @@ public sealed class DocumentCompressor
         ThrowHelper.ThrowCorrupt($"The {header.Codec} payload of the envelope is corrupt: {ex.Message}", ex);
 
     private static void ThrowChecksumMismatch() =>
-        ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the XxHash32 the envelope stores (v1: the XxHash32; v2: its low 16 bits; v3: the low 16 bits of the XxHash3).");
+        ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the checksum the envelope stores (v1: its XxHash32; v2: the low 16 bits of that; v3: the low 16 bits of its XxHash3).");
 
     private static bool TryWriteStored(ReadOnlySpan<byte> source, Span<byte> destination, bool checksum, EnvelopeFormat format, out int bytesWritten)
     {
