@@ -436,7 +436,7 @@ public sealed class EnvelopeCorruptionTests
 /// <summary>
 /// Bytes after the end of a payload must be rejected: otherwise a corruption that clears the checksum flag turns the
 /// checksum into ignored trailing bytes and switches verification off. Snappy is checked by walking its elements,
-/// gzip by its CRC-32/ISIZE trailer; raw deflate is the known gap (DeflateGapTests, docs/format.md).
+/// gzip by its CRC-32/ISIZE trailer; raw deflate is the known gap (DeflateGapTests, docs/format.md), and snappy a rare one (SnappyGapTests).
 /// </summary>
 public sealed class TrailingBytesTests
 {
@@ -535,11 +535,10 @@ public sealed class TrailingBytesTests
     }
 }
 
-/// <summary>The raw deflate gap, pinned: what RequireChecksum closes, and that without it nothing but bytes or the documented exception comes out.</summary>
 /// <summary>
 /// Snappy has no integrity check of its own; its elements are walked to find where the stream ends, which catches most
 /// orphaned checksum bytes but not all: a flipped literal length can absorb them. Measured here (docs/format.md, "Known
-/// gaps"), and closed by <c>RequireChecksum</c>.
+/// gap: snappy, rarely"), and closed by <c>RequireChecksum</c>.
 /// </summary>
 public sealed class SnappyGapTests
 {
@@ -559,6 +558,7 @@ public sealed class SnappyGapTests
     }
 }
 
+/// <summary>The raw deflate gap, pinned: what RequireChecksum closes, and that without it nothing but bytes or the documented exception comes out.</summary>
 public sealed class DeflateGapTests
 {
     [Fact]
