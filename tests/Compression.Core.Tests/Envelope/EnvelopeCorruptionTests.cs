@@ -540,7 +540,7 @@ public sealed class TrailingBytesTests
 /// orphaned checksum bytes but not all: a flipped literal length can absorb them. Measured here (docs/format.md, "Known
 /// gap: snappy, rarely"), and closed by <c>RequireChecksum</c>.
 /// </summary>
-public sealed class SnappyGapTests
+public sealed class SnappyGapTests(Xunit.Abstractions.ITestOutputHelper output)
 {
     [Fact]
     public void Decompress_SnappyWithFlagClearedAndPayloadFlipped_RarelyWrong_AndRejectedWhenTheReaderRequiresChecksums()
@@ -550,6 +550,7 @@ public sealed class SnappyGapTests
         foreach (EnvelopeFormat format in Enum.GetValues<EnvelopeFormat>())
         {
             var (wrong, _, total) = TrailingBytesTests.FlagClearedAndPayloadBitFlipped(CompressionCodec.Snappy, format, lenient);
+            output.WriteLine($"{format}: {wrong} of {total} wrong with a lenient reader");
             // 0 in v1 and v2 and 2 of 4,480 in v3 when measured (which ones depends on the checksum bytes left behind).
             Assert.True(wrong * 1000 <= total, $"{format}: {wrong} of {total} wrong; the element walk should catch all but about 1 in 2,000");
             var (strictWrong, strictExact, _) = TrailingBytesTests.FlagClearedAndPayloadBitFlipped(CompressionCodec.Snappy, format, strict);
