@@ -146,31 +146,46 @@ internal ref struct JsonText
     /// <summary>At a quote: the raw content up to the closing quote, which is consumed.</summary>
     private bool TryString(out KeySpan content)
     {
-        int start = _at + 1;
+        if (!TryScanString(_source, _at, out content, out int next)) return false;
+        _at = next;
+        return true;
+    }
+
+    /// <summary>
+    /// At the quote at <paramref name="quote"/>: the raw content up to the closing quote (escapes kept), and the position
+    /// after that quote; false when the string does not end.
+    /// </summary>
+    internal static bool TryScanString(ReadOnlySpan<byte> source, int quote, out KeySpan content, out int next)
+    {
+        int start = quote + 1;
         int at = start;
         // Most strings (every key) are short: a plain loop over their first bytes costs less than a vectorized search.
-        ReadOnlySpan<byte> source = _source;
         for (int end = Math.Min(source.Length, start + ShortScan); at < end;)
         {
             byte b = source[at];
             if (b == (byte)'"')
             {
                 content = new KeySpan(start, at - start);
-                _at = at + 1;
+                next = at + 1;
                 return true;
             }
             at += b == (byte)'\\' ? 2 : 1;
         }
         while (true)
         {
-            int i = at < _source.Length ? _source[at..].IndexOfAny((byte)'"', (byte)'\\') : -1;
-            if (i < 0) { content = default; return false; }
+            int i = at < source.Length ? source[at..].IndexOfAny((byte)'"', (byte)'\\') : -1;
+            if (i < 0)
+            {
+                content = default;
+                next = 0;
+                return false;
+            }
             at += i;
-            if (_source[at] == (byte)'"') break;
+            if (source[at] == (byte)'"') break;
             at += 2; // a backslash and the byte it escapes
         }
         content = new KeySpan(start, at - start);
-        _at = at + 1;
+        next = at + 1;
         return true;
     }
 
@@ -182,15 +197,34 @@ internal ref struct JsonText
         return true;
     }
 
-    /// <summary>
-    /// A number, in one pass: <c>-?(0|[1-9][0-9]*)(\.[0-9]+)?</c> with at most <see cref="MaxDigits"/> digits, at most
-    /// <see cref="PackedTag.MaxScale"/> after the point and not a negative zero is packed as an integer or a decimal
-    /// (exactly the texts <see cref="TryFormatDecimal"/> writes back); any other run of number bytes stays text.
-    /// </summary>
     private bool TryNumber()
     {
-        ReadOnlySpan<byte> source = _source;
         int start = _at;
+        byte tag = ScanNumber(_source, start, out int end, out long value);
+        if (end == start) return false;
+        _at = end;
+        int node = _scratch.AddNode(tag);
+        if (tag == PackedTag.NumberText)
+        {
+            _scratch.Nodes[node].Start = start;
+            _scratch.Nodes[node].Length = end - start;
+        }
+        else
+        {
+            _scratch.Nodes[node].Value = value;
+        }
+        return true;
+    }
+
+    /// <summary>
+    /// A number at <paramref name="start"/>, in one pass: <c>-?(0|[1-9][0-9]*)(\.[0-9]+)?</c> with at most
+    /// <see cref="MaxDigits"/> digits, at most <see cref="PackedTag.MaxScale"/> after the point and not a negative zero is
+    /// packed as an integer or a decimal (exactly the texts <see cref="TryFormatDecimal"/> writes back): its tag, and the
+    /// mantissa in <paramref name="value"/>; any other run of number bytes stays text (<see cref="PackedTag.NumberText"/>).
+    /// <paramref name="end"/> is where the number bytes end (<paramref name="start"/> when there are none: not a number).
+    /// </summary>
+    internal static byte ScanNumber(ReadOnlySpan<byte> source, int start, out int end, out long value)
+    {
         int i = start;
         bool negative = i < source.Length && source[i] == (byte)'-';
         if (negative) i++;
@@ -223,21 +257,15 @@ internal ref struct JsonText
             packable = scale is > 0 and <= PackedTag.MaxScale;
         }
         // Whatever number bytes follow (an exponent, a second sign, a leading zero's digits) make it text.
-        int end = i;
+        end = i;
         while (end < source.Length && IsNumberByte(source[end])) end++;
-        if (end == start) return false;
-        _at = end;
-        int node;
         if (packable && end == i && count <= MaxDigits && !(negative && digits == 0))
         {
-            node = _scratch.AddNode(scale == 0 ? PackedTag.Integer : (byte)(PackedTag.Decimal + scale));
-            _scratch.Nodes[node].Value = negative ? -(long)digits : (long)digits;
-            return true;
+            value = negative ? -(long)digits : (long)digits;
+            return scale == 0 ? PackedTag.Integer : (byte)(PackedTag.Decimal + scale);
         }
-        node = _scratch.AddNode(PackedTag.NumberText);
-        _scratch.Nodes[node].Start = start;
-        _scratch.Nodes[node].Length = end - start;
-        return true;
+        value = 0;
+        return PackedTag.NumberText;
     }
 
     /// <summary>The most digits a packed number may have (it then fits a long).</summary>

@@ -66,10 +66,16 @@ internal sealed class ShapeTransform
         PackScratch scratch = PackScratch.Rent();
         try
         {
-            if (!TryParse(document, scratch, Table)) return false;
-            scratch.ResolveShapes(document, Table);
             Span<byte> target = destination[..Math.Min(destination.Length, document.Length - 1)];
-            if (!PackedEmitter.TryEmit(document, scratch, target, out int packed)) return false;
+            // JSON whose objects all have shapes of the table packs in one pass; anything else takes the two passes.
+            int packed;
+            if (Table.Kind != DocumentKind.Json || !JsonPacker.TryPack(document, target, Table, scratch, out packed))
+            {
+                scratch.NodeCount = scratch.KeyCount = scratch.PendingCount = 0;
+                if (!TryParse(document, scratch, Table)) return false;
+                scratch.ResolveShapes(document, Table);
+                if (!PackedEmitter.TryEmit(document, scratch, target, out packed)) return false;
+            }
             if (!Verify(document, destination[..packed]))
             {
                 Interlocked.Increment(ref _verifyFailures);
