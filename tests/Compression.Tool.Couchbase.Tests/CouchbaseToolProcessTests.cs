@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Reflection;
 using System.Text;
 using System.Text.Json;
@@ -7,6 +6,7 @@ using Compression.Couchbase;
 using Compression.Dictionaries;
 using Compression.Testing.Couchbase;
 using Compression.Tool.Tests;
+using Compression.Tool.Tests.Live;
 using Couchbase;
 using Couchbase.KeyValue;
 using Xunit;
@@ -93,7 +93,7 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime
         // never acknowledged to the tool.
         var random = new Random(23);
         var killedAt = new List<string>();
-        ToolProcess.Outcome? finished = null;
+        (int Exit, string Output, string Error)? finished = null;
         for (int run = 0; finished is null; run++)
         {
             Assert.True(run < 200, $"migrate did not finish in 200 runs ({killedAt.Count} killed)");
@@ -103,9 +103,9 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime
             long before = counted(Server);
             int after = duringScan ? random.Next(1, 41) : random.Next(1, 251);
             bool holdReplies = killedAt.Count % 2 == 1;
-            using var child = Child.Start(tool, "migrate", "--config", ConfigFile, "--format", "json", "--batch-size", "50");
+            using var child = ChildDocz.StartTool(tool, "migrate", "--config", ConfigFile, "--format", "json", "--batch-size", "50");
             using var stop = new CancellationTokenSource(ToolProcess.Timeout);
-            Task<ToolProcess.Outcome> exited = child.WaitAsync(stop.Token);
+            Task<(int Exit, string Output, string Error)> exited = child.WaitAsync(stop.Token);
             Task reached = kill ? Server.WaitUntilAsync(s => counted(s) - before >= after, stop.Token) : Task.Delay(Timeout.Infinite, stop.Token);
             if (await Task.WhenAny(exited, reached) == reached && !exited.IsCompleted)
             {
@@ -119,10 +119,11 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime
             await stop.CancelAsync();
             finished = await exited;
         }
-        Assert.True(finished.Exit == 0, finished.Describe());
-        using (JsonDocument report = JsonDocument.Parse(finished.Output))
+        var (exit, output, error) = finished.Value;
+        Assert.True(exit == 0, $"migrate exited {exit}\nstdout:\n{output}\nstderr:\n{error}");
+        using (JsonDocument report = JsonDocument.Parse(output))
         {
-            Assert.True(report.RootElement.GetProperty("namespaces")[0].GetProperty("resumed").GetBoolean(), $"killed at: {string.Join("; ", killedAt)}\n{finished.Output}");
+            Assert.True(report.RootElement.GetProperty("namespaces")[0].GetProperty("resumed").GetBoolean(), $"killed at: {string.Join("; ", killedAt)}\n{output}");
         }
         Assert.True(killedAt.Count >= Kills, $"killed {killedAt.Count} times");
         Assert.Contains(killedAt, k => k.StartsWith("scan", StringComparison.Ordinal));
@@ -164,53 +165,4 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime
     private Task<ToolProcess.Outcome> Docz(string docz, params string[] args) => ToolProcess.RunAsync(docz, WorkDirectory, WorkDirectory, args);
 
     private Dictionary<string, byte[]> Arrange(int count, int seed) => _bucket.Arrange(count, seed);
-
-    /// <summary>The built tool as a child process (<c>dotnet Compression.Tool.Couchbase.Host.dll ...</c>), to be killed.</summary>
-    private sealed class Child : IDisposable
-    {
-        private readonly Process _process;
-        private readonly string _command;
-        private readonly Task<string> _output;
-        private readonly Task<string> _error;
-
-        private Child(Process process, string command)
-        {
-            _process = process;
-            _command = command;
-            _output = process.StandardOutput.ReadToEndAsync();
-            _error = process.StandardError.ReadToEndAsync();
-        }
-
-        public static Child Start(string tool, params string[] args)
-        {
-            var start = new ProcessStartInfo(ToolProcess.Dotnet()) { RedirectStandardOutput = true, RedirectStandardError = true, UseShellExecute = false };
-            start.ArgumentList.Add(tool);
-            foreach (string arg in args) start.ArgumentList.Add(arg);
-            return new Child(Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start"), $"{Path.GetFileName(tool)} {string.Join(' ', args)}");
-        }
-
-        public void Kill()
-        {
-            try
-            {
-                _process.Kill(entireProcessTree: true);
-            }
-            catch (InvalidOperationException)
-            {
-                // It had already exited.
-            }
-        }
-
-        public async Task<ToolProcess.Outcome> WaitAsync(CancellationToken cancellationToken)
-        {
-            await _process.WaitForExitAsync(cancellationToken);
-            return new ToolProcess.Outcome(_command, _process.ExitCode, await _output, await _error);
-        }
-
-        public void Dispose()
-        {
-            Kill();
-            _process.Dispose();
-        }
-    }
 }

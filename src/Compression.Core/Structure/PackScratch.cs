@@ -36,9 +36,12 @@ internal sealed class PackScratch
     {
         PackScratch scratch = t_instance ?? new PackScratch();
         t_instance = null;
-        scratch.NodeCount = scratch.KeyCount = scratch.PendingCount = 0;
+        scratch.Reset();
         return scratch;
     }
+
+    /// <summary>Empties the node, key and pending-key lists (their arrays are kept).</summary>
+    public void Reset() => NodeCount = KeyCount = PendingCount = 0;
 
     public static void Return(PackScratch scratch)
     {

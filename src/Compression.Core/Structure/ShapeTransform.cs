@@ -71,7 +71,7 @@ internal sealed class ShapeTransform
             int packed;
             if (Table.Kind != DocumentKind.Json || !JsonPacker.TryPack(document, target, Table, scratch, out packed))
             {
-                scratch.NodeCount = scratch.KeyCount = scratch.PendingCount = 0;
+                scratch.Reset(); // the one-pass packer may have left keys pending
                 if (!TryParse(document, scratch, Table)) return false;
                 scratch.ResolveShapes(document, Table);
                 if (!PackedEmitter.TryEmit(document, scratch, target, out packed)) return false;

@@ -2,7 +2,10 @@ using System.Diagnostics;
 
 namespace Compression.Tool.Tests.Live;
 
-/// <summary>Runs the built tool (Compression.Tool.dll, beside the tests) as a child process through <c>dotnet</c>.</summary>
+/// <summary>
+/// Runs a built tool as a child process through <c>dotnet</c>, to be killed: Compression.Tool.dll beside the tests, or
+/// another entry assembly (docz with its Couchbase plugin; this file is also compiled into tests/Compression.Tool.Couchbase.Tests).
+/// </summary>
 internal sealed class ChildDocz : IDisposable
 {
     private readonly Process _process;
@@ -18,7 +21,9 @@ internal sealed class ChildDocz : IDisposable
 
     public static string ToolPath => typeof(Program).Assembly.Location;
 
-    public static ChildDocz Start(params string[] args)
+    public static ChildDocz Start(params string[] args) => StartTool(ToolPath, args);
+
+    public static ChildDocz StartTool(string toolPath, params string[] args)
     {
         var start = new ProcessStartInfo(Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") is { Length: > 0 } host ? host : "dotnet")
         {
@@ -26,9 +31,7 @@ internal sealed class ChildDocz : IDisposable
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        // The tool compiles fully optimized up front (for analyze's timings); a child started 20+ times here starts faster with tiering.
-        start.Environment["DOTNET_TieredCompilation"] = "1";
-        start.ArgumentList.Add(ToolPath);
+        start.ArgumentList.Add(toolPath);
         foreach (string arg in args) start.ArgumentList.Add(arg);
         return new ChildDocz(Process.Start(start) ?? throw new InvalidOperationException("dotnet did not start"));
     }
