@@ -9,7 +9,9 @@ namespace Compression.StructureAnalysis;
 /// The read path's layers side by side, without shapes: <c>Compression.StructureAnalysis blockframe FILE.jsonl SECONDS</c>
 /// decodes the same documents as zstd frames (format v1's payload), as raw blocks (formats v2 and v3), as whole envelopes of the default format
 /// through <see cref="DocumentCompressor"/> with and without the checksum, and through the engine's namespace into a
-/// span and into an <c>IBufferWriter</c>, in interleaved passes for SECONDS, and prints each row's fastest pass.
+/// span and into an <c>IBufferWriter</c>, in interleaved passes for SECONDS, and prints each row's fastest pass. Two rows
+/// show what the room after the output is worth: the block decoded into the whole 1 MiB buffer rather than the
+/// document's exact length, and ZstdSharp's frame decoded into the exact length rather than the whole buffer.
 /// <c>BLOCKFRAME_ONLY=ROW</c> (a row's name as printed) runs that row alone: interleaved rows disturb each other.
 /// Split as <c>docz analyze</c> splits; the dictionary the engine trains on the training share (its defaults, packing
 /// off), used by every row; zstd level 3.
@@ -56,6 +58,8 @@ internal static class BlockVsFrame
             ("ZstdSharp Decompressor, standard frame", () => { foreach (byte[] f in standardFrames) suiteDecompressor.Unwrap(f, buffer); }),
             ("frame", () => { for (int i = 0; i < frames.Length; i++) ZstdCodec.Instance.Decompress(frames[i], buffer.AsSpan(0, test[i].Length), dictionary); }),
             ("block", () => { for (int i = 0; i < blocks.Length; i++) ZstdBlockCodec.DecompressBlock(blocks[i], buffer.AsSpan(0, test[i].Length), dictionary); }),
+            ("block, whole buffer", () => { for (int i = 0; i < blocks.Length; i++) ZstdBlockCodec.DecompressBlock(blocks[i], buffer, dictionary); }),
+            ("ZstdSharp Decompressor, standard frame, exact", () => { for (int i = 0; i < standardFrames.Length; i++) suiteDecompressor.Unwrap(standardFrames[i], buffer.AsSpan(0, test[i].Length)); }),
             ($"DocumentCompressor {withChecksum.Format}", () => { foreach (byte[] e in envelopes) withChecksum.TryDecompress(e, buffer, out _, dictionary); }),
             ($"DocumentCompressor {noChecksum.Format}, no checksum", () => { foreach (byte[] e in bare) noChecksum.TryDecompress(e, buffer, out _, dictionary); }),
             ("engine namespace, span", () => { foreach (byte[] e in engineEnvelopes) ns.TryDecompress(e, buffer, out _); }),

@@ -1,4 +1,6 @@
 using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using Compression.Codecs;
 using Compression.Internal;
 
@@ -248,11 +250,16 @@ public sealed class DocumentCompressor
     public EnvelopeHeader ReadHeader(ReadOnlySpan<byte> envelope)
     {
         if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header, _maxLength))
-            ThrowHelper.ThrowCorrupt(envelope.IsEmpty ? "The value is empty, not an envelope." : $"The value is not an envelope (first byte 0x{envelope[0]:X2}, expected 0x{DocumentEnvelope.Magic:X2}).");
+            ThrowNotAnEnvelope(envelope);
         if (_requireChecksum && !header.HasChecksum)
             ThrowHelper.ThrowCorrupt("The envelope carries no checksum, and this reader requires one (RequireChecksum).");
         return header;
     }
+
+    // Throw paths with formatted messages stay out of the methods on the read path, so their code does not crowd it.
+    [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
+    private static void ThrowNotAnEnvelope(ReadOnlySpan<byte> value) =>
+        ThrowHelper.ThrowCorrupt(value.IsEmpty ? "The value is empty, not an envelope." : $"The value is not an envelope (first byte 0x{value[0]:X2}, expected 0x{DocumentEnvelope.Magic:X2}).");
 
     internal static void DecompressCore(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, Span<byte> destination, ZstdDictionary? dictionary)
     {

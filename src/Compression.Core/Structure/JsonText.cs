@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using System.Runtime.Intrinsics;
 
 namespace Compression.Structure;
 
@@ -51,6 +52,26 @@ internal ref struct JsonText
             content = content[(i + 2)..];
         }
     }
+
+    /// <summary>
+    /// Copies the first <paramref name="length"/> (at most 32) bytes of <paramref name="source"/> to
+    /// <paramref name="destination"/> when none of them is a quote or a backslash, which makes them raw string content
+    /// (<see cref="IsRawStringContent"/>) without looking further; <see langword="false"/>, having written nothing that
+    /// counts, otherwise. One 32-byte load and store: both spans must hold 32 bytes, and the destination's bytes past
+    /// <paramref name="length"/> are overwritten (the caller writes over them next).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool TryCopyPlainShort(ReadOnlySpan<byte> source, Span<byte> destination, int length)
+    {
+        Vector256<byte> text = Vector256.Create(source);
+        Vector256<byte> special = Vector256.Equals(text, Vector256.Create((byte)'"')) | Vector256.Equals(text, Vector256.Create((byte)'\\'));
+        if ((special.ExtractMostSignificantBits() & (uint)((1UL << length) - 1)) != 0) return false;
+        text.CopyTo(destination);
+        return true;
+    }
+
+    /// <summary>The longest string <see cref="TryCopyPlainShort"/> takes.</summary>
+    public const int PlainShortLength = 32;
 
     /// <summary>How many bytes of a string are scanned one by one before a vectorized search takes over.</summary>
     private const int ShortScan = 16;

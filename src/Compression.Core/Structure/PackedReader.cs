@@ -49,6 +49,16 @@ internal ref struct PackedReader
         return bytes;
     }
 
+    /// <summary>What remains, from the cursor on, without moving it.</summary>
+    public readonly ReadOnlySpan<byte> Ahead => _packed[_at..];
+
+    /// <summary>Moves the cursor over <paramref name="length"/> bytes the caller has read through <see cref="Ahead"/> (at most <see cref="Remaining"/>).</summary>
+    public void Skip(int length)
+    {
+        if (length > Remaining) Truncated();
+        _at += length;
+    }
+
     public long Int64LittleEndian() => BinaryPrimitives.ReadInt64LittleEndian(Bytes(8));
 
     public readonly void End()

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Buffers.Binary;
 using System.Globalization;
+using System.Runtime.Intrinsics;
 
 namespace Compression.Structure;
 
@@ -67,6 +68,21 @@ internal ref struct JsonUnpacker
         {
             // The commonest value, first: a string of up to MaxShortString bytes, its length in the tag.
             int length = tag - PackedTag.ShortString;
+            if (length <= JsonText.PlainShortLength && Vector256.IsHardwareAccelerated
+                && _in.Remaining >= JsonText.PlainShortLength && _out.Free.Length >= JsonText.PlainShortLength + 1)
+            {
+                // Most strings are short and hold no quote or backslash: checked and copied in one vector move, the
+                // closing quote written over the bytes past the string.
+                Span<byte> free = _out.Free;
+                if (JsonText.TryCopyPlainShort(_in.Ahead, free[1..], length) && length + 2 <= free.Length)
+                {
+                    free[0] = (byte)'"';
+                    free[length + 1] = (byte)'"';
+                    _out.Advance(length + 2);
+                    _in.Skip(length);
+                    return;
+                }
+            }
             ReadOnlySpan<byte> text = _in.Bytes(length);
             if (!JsonText.IsRawStringContent(text)) StructureThrow.Corrupt($"Packed stream: the string tagged at offset {at} is not JSON string content.");
             Span<byte> quoted = _out.Reserve(length + 2);

@@ -643,3 +643,37 @@ public sealed class DecompressionBombTests
         Assert.True(GC.GetAllocatedBytesForCurrentThread() - before < 512 * 1024);
     }
 }
+
+public sealed class ZstdBlockOutputSlackTests
+{
+    [Theory]
+    [InlineData(EnvelopeFormat.V2)]
+    [InlineData(EnvelopeFormat.V3)]
+    public void Decompress_BlockDecodingToMoreThanDeclared_WithinTheSlack_IsRejected_AndNothingPastTheDocumentIsWritten(EnvelopeFormat format)
+    {
+        // Small documents are decoded with 32 bytes of room past their declared length (ZstdBlockCodec.OutputSlack) and
+        // copied: a block that produces up to 32 bytes more than declared fits there, and must still be refused, the
+        // destination cleared and nothing past it touched. No checksum, so the length check is the only guard.
+        var writer = new DocumentCompressor(new DocumentCompressorOptions { Format = format, Checksum = false });
+        byte[] document = System.Text.Encoding.UTF8.GetBytes(string.Concat(Enumerable.Range(0, 30).Select(i => $"{{\"id\":{i},\"name\":\"n{i % 7}\"}}")));
+        byte[] honest = writer.Compress(document);
+        Assert.True(DocumentEnvelope.TryReadHeader(honest, out EnvelopeHeader header));
+        Assert.Equal(CompressionCodec.Zstd, header.Codec);
+        foreach (int declared in (int[])[document.Length - 1, document.Length - 5, document.Length - ZstdBlockCodecSlack, document.Length - ZstdBlockCodecSlack - 1, document.Length + 1])
+        {
+            var forged = new List<byte> { honest[0], honest[1] };
+            byte[] varint = new byte[5];
+            forged.AddRange(varint[..Varint.Write(varint, (uint)declared)]);
+            forged.AddRange(honest[header.HeaderLength..]);
+            byte[] destination = new byte[declared + 16];
+            Array.Fill(destination, (byte)0xEE);
+            var ex = Assert.Throws<InvalidDataException>(() => writer.TryDecompress(forged.ToArray(), destination.AsSpan(0, declared), out _));
+            Assert.StartsWith("The Zstd payload of the envelope is corrupt", ex.Message, StringComparison.Ordinal);
+            Assert.All(destination[..declared], b => Assert.Equal(0, b));
+            Assert.All(destination[declared..], b => Assert.Equal(0xEE, b));
+        }
+        Assert.Equal(document, writer.Decompress(honest));
+    }
+
+    private const int ZstdBlockCodecSlack = Compression.Codecs.ZstdBlockCodec.OutputSlack;
+}

@@ -150,6 +150,73 @@ public sealed class ShapeTransformTests
     }
 
     [Fact]
+    public void Decode_ShortStringsWithRoomAhead_TakeTheVectorPath_EscapesKept_UnescapedQuotesRefused()
+    {
+        // Strings of up to 32 bytes with 32 bytes of stream after them are checked and copied in one vector move
+        // (JsonText.TryCopyPlainShort): a long value follows each one here so they take it. Every length from 0 to 40,
+        // plain and with an escape at every position, must come back byte for byte.
+        string tail = new string('t', 64);
+        var documents = new List<byte[]>();
+        for (int length = 0; length <= 40; length++)
+        {
+            string plain = new string('v', length);
+            documents.Add(Encoding.UTF8.GetBytes($"{{\"s\":\"{plain}\",\"tail\":\"{tail}\"}}"));
+            documents.Add(Encoding.UTF8.GetBytes($"{{\"s\":\"{plain}\"}}")); // no room ahead: the scalar path
+            for (int at = 0; at + 2 <= length; at++)
+                foreach (string escape in (string[])["\\\"", "\\\\"])
+                    documents.Add(Encoding.UTF8.GetBytes($"{{\"s\":\"{plain[..at] + escape + plain[(at + 2)..]}\",\"tail\":\"{tail}\"}}"));
+        }
+        ShapeTransform transform = Learn(DocumentKind.Json, documents);
+        foreach (byte[] document in documents)
+            Assert.Equal(document, Decode(transform, Encode(transform, document), document.Length));
+
+        // The same stream with one byte of the string turned into an unescaped quote, or into a backslash that escapes
+        // the closing quote, is refused at every position, on the vector path and (without the tail) off it.
+        foreach (bool withTail in (bool[])[true, false])
+        {
+            for (int length = 1; length <= 33; length++)
+            {
+                string plain = new string('v', length);
+                byte[] document = Encoding.UTF8.GetBytes(withTail ? $"{{\"s\":\"{plain}\",\"tail\":\"{tail}\"}}" : $"{{\"s\":\"{plain}\"}}");
+                byte[] packed = Encode(transform, document);
+                int start = packed.AsSpan().IndexOf(Encoding.UTF8.GetBytes(plain));
+                Assert.True(start > 0);
+                for (int at = 0; at < length; at++)
+                {
+                    foreach (byte bad in "\"\\"u8.ToArray())
+                    {
+                        if (bad == (byte)'\\' && at < length - 1) continue; // a backslash inside escapes the next 'v': legal
+                        byte[] mutant = (byte[])packed.Clone();
+                        mutant[start + at] = bad;
+                        Assert.Throws<InvalidDataException>(() => Decode(transform, mutant, document.Length));
+                    }
+                }
+            }
+        }
+    }
+
+    [Fact]
+    public void TryCopyPlainShort_RefusesAQuoteOrBackslashInsideTheLength_IgnoresThemBeyond()
+    {
+        byte[] source = new byte[32], destination = new byte[32];
+        for (int length = 0; length <= JsonText.PlainShortLength; length++)
+        {
+            Array.Fill(source, (byte)'a');
+            Assert.True(JsonText.TryCopyPlainShort(source, destination, length));
+            Assert.Equal(source[..length], destination[..length]);
+            for (int at = 0; at < 32; at++)
+            {
+                foreach (byte special in "\"\\"u8.ToArray())
+                {
+                    Array.Fill(source, (byte)'a');
+                    source[at] = special;
+                    Assert.Equal(at >= length, JsonText.TryCopyPlainShort(source, destination, length));
+                }
+            }
+        }
+    }
+
+    [Fact]
     public void TryEncode_UnknownKeyLists_WrittenInlineAndRoundTrip()
     {
         ShapeTransform transform = Learn(DocumentKind.Json, [Encoding.UTF8.GetBytes("{\"a\":1}"), Encoding.UTF8.GetBytes("{\"a\":2}")]);
