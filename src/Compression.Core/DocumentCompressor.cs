@@ -166,6 +166,7 @@ public sealed class DocumentCompressor
         TryDecompressWithHeader(envelope, ReadHeader(envelope), destination, out bytesWritten, dictionary);
 
     /// <summary><see cref="TryDecompress(ReadOnlySpan{byte}, Span{byte}, out int, ZstdDictionary?)"/> with the header <see cref="ReadHeader"/> returned.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal static bool TryDecompressWithHeader(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, Span<byte> destination, out int bytesWritten, ZstdDictionary? dictionary)
     {
         bytesWritten = 0;
@@ -191,6 +192,7 @@ public sealed class DocumentCompressor
     }
 
     /// <summary><see cref="Decompress(ReadOnlySpan{byte}, IBufferWriter{byte}, ZstdDictionary?)"/> with the header <see cref="ReadHeader"/> returned.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
     internal static void DecompressWithHeader(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, IBufferWriter<byte> destination, ZstdDictionary? dictionary)
     {
         int length = header.UncompressedLength;
