@@ -32,7 +32,8 @@ public sealed class CompressedCorpusDocument
 /// Writing and reading a batch of corpus documents through <c>MongoDB.Driver</c> 3.14 over a real socket, against the
 /// loopback MongoDB server of tests/Compression.Testing (in the benchmark process, so its work is in the times too),
 /// plain against compressed with a trained dictionary (zstd level 3; the dictionary trained beforehand on the corpus's
-/// 20% training split, so the batch measures the steady state, not the bootstrap). Wire bytes per document are the
+/// 20% training split, so the batch measures the steady state, not the bootstrap). Each setup writes and reads for 20 s
+/// before BenchmarkDotNet's own warm-up, so that the JIT has settled too (<see cref="SteadyState"/>). Wire bytes per document are the
 /// whole messages (headers included) the server received and sent for one operation, counted by the server.
 /// </summary>
 [MemoryDiagnoser]
@@ -119,6 +120,16 @@ public class MongoDriverBenchmarks
         if (read != BatchSize) throw new InvalidOperationException($"Read {read} documents, not {BatchSize}.");
         FactsFile.Append(WireKey(nameof(Read)), (_server.BytesReceived + _server.BytesSent) / BatchSize, 0);
         FactsFile.Append(CaseKey.Of(nameof(Read), (nameof(Corpus), Corpus), (nameof(Mode), Mode)), plainBytes, 0);
+
+        // Writes and reads until the JIT has settled (SteadyState: 10-20 s of batches on this machine); the written
+        // documents are deleted after each write, so the server's memory does not grow with the warm-up.
+        SteadyState.WarmUp(() =>
+        {
+            Write();
+            if (Mode == Side.Plain) _plainWrite.DeleteMany(FilterDefinition<PlainCorpusDocument>.Empty);
+            else _compressedWrite.DeleteMany(FilterDefinition<CompressedCorpusDocument>.Empty);
+            Read();
+        });
     }
 
     private string WireKey(string method) => "wire|" + CaseKey.Of(method, (nameof(Corpus), Corpus), (nameof(Mode), Mode));

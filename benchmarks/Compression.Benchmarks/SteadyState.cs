@@ -1,0 +1,53 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace Compression.Benchmarks;
+
+/// <summary>
+/// Runs a workload until the process has reached its steady state, before BenchmarkDotNet's own warm-up. The suites that
+/// go through a driver or SDK (a batch of 1,000 operations, tens of milliseconds) need it: with tiered compilation and
+/// dynamic PGO, the SDK's, the driver's, the server's and our code keep being recompiled for 10-20 s of such batches on
+/// the 2-core machine, far longer than three warm-up iterations. Measured (the Couchbase upsert batch of movies, plain
+/// and compressed alternating, 10 batches each per line): 96 and 161 ms a batch in the first 3 s (1.67x), 33 and 41 ms at
+/// 7 s (1.25x), then 22-35 ms and 1.08-1.37x from about 10 s on. A run that measures the first seconds measures the JIT,
+/// and more of it on the compressed side (more code to compile), which an application running for hours never sees.
+/// </summary>
+public static class SteadyState
+{
+    /// <summary>Overrides the warm-up's length (seconds; 0 turns it off).</summary>
+    public const string SecondsVariable = "COMPRESSION_BENCH_STEADY_SECONDS";
+
+    /// <summary>The warm-up's length: <see cref="SecondsVariable"/>, or 20 s.</summary>
+    public static TimeSpan Duration =>
+        Environment.GetEnvironmentVariable(SecondsVariable) is { Length: > 0 } text
+            ? TimeSpan.FromSeconds(double.Parse(text, CultureInfo.InvariantCulture))
+            : TimeSpan.FromSeconds(20);
+
+    /// <summary>Runs <paramref name="batch"/> over and over for <see cref="Duration"/>; returns how many times it ran.</summary>
+    public static int WarmUp(Action batch)
+    {
+        TimeSpan duration = Duration;
+        var clock = Stopwatch.StartNew();
+        int runs = 0;
+        while (clock.Elapsed < duration)
+        {
+            batch();
+            runs++;
+        }
+        return runs;
+    }
+
+    /// <inheritdoc cref="WarmUp"/>
+    public static async Task<int> WarmUpAsync(Func<Task> batch)
+    {
+        TimeSpan duration = Duration;
+        var clock = Stopwatch.StartNew();
+        int runs = 0;
+        while (clock.Elapsed < duration)
+        {
+            await batch().ConfigureAwait(false);
+            runs++;
+        }
+        return runs;
+    }
+}
