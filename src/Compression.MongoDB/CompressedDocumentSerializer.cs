@@ -298,12 +298,17 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         stored[compressed.End..^1].CopyTo(target[length..]);
         length += stored.Length - 1 - compressed.End;
 
+        // The clear elements' names, found once: a stored document has few (_id and the configured clear fields).
+        Span<int> clearNames = stackalloc int[2 * MaxListedClearNames];
+        int listed = ListClearNames(stored, compressed, clearNames);
+
         try
         {
             var restElements = new RawBsonWalker(rest);
             while (restElements.TryNext(out RawBsonElement element))
             {
-                if (IsStoredInTheClear(stored, element.Name(rest))) continue;
+                ReadOnlySpan<byte> name = element.Name(rest);
+                if (listed >= 0 ? IsListed(stored, clearNames[..(2 * listed)], name) : IsStoredInTheClear(stored, name)) continue;
                 element.Bytes(rest).CopyTo(target[length..]);
                 length += element.End - element.Start;
             }
@@ -320,6 +325,37 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
         using var buffer = new ByteArrayBuffer(segment.Array!, segment.Count, isReadOnly: true);
         return ReadPlain(buffer);
+    }
+
+    private const int MaxListedClearNames = 16;
+
+    /// <summary>
+    /// Puts the start and length of every clear element's name of <paramref name="stored"/> (all but the compressed one)
+    /// in pairs into <paramref name="names"/>; returns how many, or -1 when there are more than it holds.
+    /// </summary>
+    private static int ListClearNames(ReadOnlySpan<byte> stored, RawBsonElement compressed, Span<int> names)
+    {
+        int count = 0;
+        var elements = new RawBsonWalker(stored);
+        while (elements.TryNext(out RawBsonElement element))
+        {
+            if (element.Start == compressed.Start) continue;
+            if (2 * count == names.Length) return -1;
+            names[2 * count] = element.NameStart;
+            names[2 * count + 1] = element.NameLength;
+            count++;
+        }
+        return count;
+    }
+
+    /// <summary>Whether <paramref name="name"/> is one of the listed names of <paramref name="stored"/>.</summary>
+    private static bool IsListed(ReadOnlySpan<byte> stored, ReadOnlySpan<int> names, ReadOnlySpan<byte> name)
+    {
+        for (int i = 0; i < names.Length; i += 2)
+        {
+            if (names[i + 1] == name.Length && stored.Slice(names[i], name.Length).SequenceEqual(name)) return true;
+        }
+        return false;
     }
 
     /// <summary>Whether <paramref name="name"/> is an element of <paramref name="stored"/> (already walked whole, so it cannot throw).</summary>

@@ -318,6 +318,53 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
         Assert.Equal(movie.Title, read.Title);
     }
 
+    /// <summary>A document that keeps the elements its class does not name, as the benchmarks' corpus documents do.</summary>
+    public sealed class Bag
+    {
+        public ObjectId Id { get; set; }
+
+        public string Plot { get; set; } = "";
+
+        public string Title { get; set; } = "";
+
+        [BsonExtraElements]
+        public BsonDocument Extra { get; set; } = [];
+    }
+
+    /// <summary>
+    /// The merge looks the clear names up in a short list when the stored document has at most 16 clear elements, and by
+    /// walking the stored document otherwise: both must let the clear element win and keep every other one.
+    /// </summary>
+    [Theory]
+    [InlineData(1)]
+    [InlineData(14)]
+    [InlineData(15)]
+    [InlineData(16)]
+    [InlineData(40)]
+    public void Deserialize_ManyFieldsSetInTheClear_EachWinsOverItsCompressedValue(int setInTheClear)
+    {
+        var serializer = new CompressedDocumentSerializer<Bag>(_engine.GetNamespace(Ns));
+        var bag = new Bag { Id = ObjectId.GenerateNewId(), Plot = "compressed plot", Title = "compressed title" };
+        for (int i = 0; i < 30; i++) bag.Extra.Add($"field{i}", $"compressed {i}");
+        BsonDocument stored = Write(serializer, bag);
+        Assert.Equal(["_id", "_z"], stored.Names);
+
+        // Updates that did not go through the serializer: Plot, then fields of the compressed part, then new ones.
+        stored.Add("Plot", "rewritten plot");
+        for (int i = 1; i < setInTheClear; i++) stored.Add($"field{i}", $"rewritten {i}");
+
+        Bag read = Read(serializer, stored);
+        Assert.Equal("rewritten plot", read.Plot);
+        Assert.Equal("compressed title", read.Title);
+        int extra = Math.Max(30, setInTheClear); // field0 .. field29 compressed, field1 .. field{n-1} in the clear
+        Assert.Equal(extra, read.Extra.ElementCount);
+        for (int i = 0; i < extra; i++)
+        {
+            string expected = i >= 1 && i < setInTheClear ? $"rewritten {i}" : $"compressed {i}";
+            Assert.Equal(expected, read.Extra[$"field{i}"].AsString);
+        }
+    }
+
     [Fact]
     public void Deserialize_DecompressedPartNotBson_OrWrongBinarySubtype_ThrowsNamingTheId()
     {
