@@ -33,8 +33,9 @@ public sealed class CompressedCorpusDocument
 /// loopback MongoDB server of tests/Compression.Testing (in the benchmark process, so its work is in the times too),
 /// plain against compressed with a trained dictionary (zstd level 3; the dictionary trained beforehand on the corpus's
 /// 20% training split, so the batch measures the steady state, not the bootstrap). Each setup writes and reads for 20 s
-/// before BenchmarkDotNet's own warm-up, so that the JIT has settled too (<see cref="SteadyState"/>). Wire bytes per document are the
-/// whole messages (headers included) the server received and sent for one operation, counted by the server.
+/// before BenchmarkDotNet's own warm-up, so that the process has settled too (<see cref="SteadyState"/>). Wire bytes per
+/// document are the whole messages (headers included) the server received and sent for one operation, counted by the
+/// server.
 /// </summary>
 [MemoryDiagnoser]
 public class MongoDriverBenchmarks
@@ -121,7 +122,7 @@ public class MongoDriverBenchmarks
         FactsFile.Append(WireKey(nameof(Read)), (_server.BytesReceived + _server.BytesSent) / BatchSize, 0);
         FactsFile.Append(CaseKey.Of(nameof(Read), (nameof(Corpus), Corpus), (nameof(Mode), Mode)), plainBytes, 0);
 
-        // Writes and reads until the JIT has settled (SteadyState: 10-20 s of batches on this machine); the written
+        // Writes and reads until the process has settled (SteadyState: 10-20 s of batches on this machine); the written
         // documents are deleted after each write, so the server's memory does not grow with the warm-up.
         SteadyState.WarmUp(() =>
         {

@@ -21,7 +21,7 @@ namespace Compression.Couchbase.Benchmarks;
 /// bootstrap). Documents are <see cref="JObject"/>s on both sides, as an application without a class for them holds
 /// them. One batch is 1,000 operations started together and awaited together (the SDK's way to batch), the same 1,000
 /// keys each time; a get batch also deserializes every document. Each setup runs upserts and gets for 20 s before
-/// BenchmarkDotNet's own warm-up, so that the batches measured are the steady state, not the JIT's (see
+/// BenchmarkDotNet's own warm-up, so that the batches measured are the steady state, not the warm-up (see
 /// <see cref="SteadyState"/>). Wire bytes per document are whole KV messages (headers,
 /// keys and extras included) both ways for one batch, counted by the server.
 /// </summary>
@@ -107,7 +107,7 @@ public class CouchbaseSdkBenchmarks
         FactsFile.Append(WireKey(get), (Wire() - before) / BatchSize, 0);
         FactsFile.Append(CaseKey.Of(get, (nameof(Corpus), Corpus)), rawBytes, (double)rawBytes / storedBytes);
 
-        // Upserts and gets until the JIT has settled (SteadyState: 10-20 s of batches on this machine).
+        // Upserts and gets until the process has settled (SteadyState: 10-20 s of batches on this machine).
         await SteadyState.WarmUpAsync(async () =>
         {
             await UpsertBatchAsync();
