@@ -78,6 +78,10 @@ internal sealed class ShapeTable
     /// for JSON <c>{"key":</c> (the first key) or <c>,"key":</c>; for BSON the name and its NUL. The rendered bytes, and
     /// offsets into them, one more than the shape has keys: member <c>m</c>'s prefix is <c>bytes[offsets[m]..offsets[m + 1]]</c>.
     /// </summary>
+    /// <remarks>
+    /// <paramref name="bytes"/> runs <see cref="PrefixPadding"/> bytes past the last prefix (zeros), so that a reader can
+    /// load any prefix of up to that length in one fixed-size vector.
+    /// </remarks>
     public void MemberPrefixes(int id, out ReadOnlySpan<byte> bytes, out ReadOnlySpan<int> offsets)
     {
         int first = _firstKey[id - 1];
@@ -85,11 +89,14 @@ internal sealed class ShapeTable
         offsets = _prefixStarts.AsSpan(first, _firstKey[id] - first + 1);
     }
 
+    /// <summary>Zeros after the last member prefix (<see cref="MemberPrefixes"/>).</summary>
+    public const int PrefixPadding = 32;
+
     private static (byte[] Bytes, int[] Starts) RenderPrefixes(DocumentKind kind, byte[] keyBytes, int[] keyStarts, int[] firstKey)
     {
         int keys = keyStarts.Length - 1;
         int extra = kind == DocumentKind.Json ? 4 : 1;
-        byte[] bytes = new byte[keyBytes.Length + extra * keys];
+        byte[] bytes = new byte[keyBytes.Length + extra * keys + PrefixPadding];
         int[] starts = new int[keys + 1];
         int at = 0;
         for (int shape = 0; shape + 1 < firstKey.Length; shape++)

@@ -39,7 +39,18 @@ internal ref struct JsonUnpacker
             if (offsets.Length == 1) _out.Byte((byte)'{');
             for (int m = 0; m + 1 < offsets.Length; m++)
             {
-                _out.Bytes(prefixes[offsets[m]..offsets[m + 1]]); // {"key": or ,"key":
+                // {"key": or ,"key": : when it is short and the output has room, one vector move (the prefixes are padded,
+                // and the bytes written past the prefix are written over next).
+                int start = offsets[m], length = offsets[m + 1] - start;
+                if (length <= ShapeTable.PrefixPadding && Vector256.IsHardwareAccelerated && _out.Free.Length >= ShapeTable.PrefixPadding)
+                {
+                    Vector256.Create(prefixes[start..]).CopyTo(_out.Free);
+                    _out.Advance(length);
+                }
+                else
+                {
+                    _out.Bytes(prefixes.Slice(start, length));
+                }
                 Value(depth);
             }
             _out.Byte((byte)'}');
