@@ -124,12 +124,13 @@ public class MongoDriverBenchmarks
 
         // Writes and reads until the process has settled (SteadyState: 10-20 s of batches on this machine); the written
         // documents are deleted after each write, so the server's memory does not grow with the warm-up.
-        SteadyState.WarmUp(() =>
+        await SteadyState.WarmUpAsync(() =>
         {
             Write();
             if (Mode == Side.Plain) _plainWrite.DeleteMany(FilterDefinition<PlainCorpusDocument>.Empty);
             else _compressedWrite.DeleteMany(FilterDefinition<CompressedCorpusDocument>.Empty);
             Read();
+            return Task.CompletedTask;
         });
     }
 

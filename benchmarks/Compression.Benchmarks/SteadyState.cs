@@ -26,31 +26,11 @@ public static class SteadyState
             ? TimeSpan.FromSeconds(double.Parse(text, CultureInfo.InvariantCulture))
             : TimeSpan.FromSeconds(20);
 
-    /// <summary>Runs <paramref name="batch"/> over and over for <see cref="Duration"/>; returns how many times it ran.</summary>
-    public static int WarmUp(Action batch)
+    /// <summary>Runs <paramref name="batch"/> over and over for <see cref="Duration"/>.</summary>
+    public static async Task WarmUpAsync(Func<Task> batch)
     {
         TimeSpan duration = Duration;
         var clock = Stopwatch.StartNew();
-        int runs = 0;
-        while (clock.Elapsed < duration)
-        {
-            batch();
-            runs++;
-        }
-        return runs;
-    }
-
-    /// <inheritdoc cref="WarmUp"/>
-    public static async Task<int> WarmUpAsync(Func<Task> batch)
-    {
-        TimeSpan duration = Duration;
-        var clock = Stopwatch.StartNew();
-        int runs = 0;
-        while (clock.Elapsed < duration)
-        {
-            await batch().ConfigureAwait(false);
-            runs++;
-        }
-        return runs;
+        while (clock.Elapsed < duration) await batch().ConfigureAwait(false);
     }
 }

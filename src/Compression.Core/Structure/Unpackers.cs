@@ -80,12 +80,12 @@ internal ref struct JsonUnpacker
             // The commonest value, first: a string of up to MaxShortString bytes, its length in the tag.
             int length = tag - PackedTag.ShortString;
             if (length <= JsonText.PlainShortLength && Vector256.IsHardwareAccelerated
-                && _in.Remaining >= JsonText.PlainShortLength && _out.Free.Length >= JsonText.PlainShortLength + 1)
+                && _in.Remaining >= JsonText.PlainShortLength && _out.Free.Length >= JsonText.PlainShortLength + 2)
             {
                 // Most strings are short and hold no quote or backslash: checked and copied in one vector move, the
-                // closing quote written over the bytes past the string.
+                // closing quote written over the bytes past the string (room for both quotes around any such string).
                 Span<byte> free = _out.Free;
-                if (JsonText.TryCopyPlainShort(_in.Ahead, free[1..], length) && length + 2 <= free.Length)
+                if (JsonText.TryCopyPlainShort(_in.Ahead, free[1..], length))
                 {
                     free[0] = (byte)'"';
                     free[length + 1] = (byte)'"';
