@@ -15,6 +15,7 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
 
     public void Dispose() => Directory.Delete(_directory, recursive: true);
 
+    /// <summary>Writes 400 movies (the engine's options: <see cref="CompressionEngineOptionsBuilder.TrainOnceAt"/> 400), then 200 more with the dictionary.</summary>
     private static async Task<(List<(byte[] Document, byte[] Envelope)> Written, DictionaryRecord Record)> WriteMoviesAsync(CompressionEngine engine, int seed)
     {
         var ns = engine.GetNamespace(Ns);
@@ -44,7 +45,7 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
         var store = new FileDictionaryStore(_directory);
         List<(byte[] Document, byte[] Envelope)> written;
         DictionaryRecord record;
-        await using (var engine = TestEngine.Create(store))
+        await using (var engine = TestEngine.Create(store, CompressionEngineOptionsBuilder.TrainOnceAt(400)))
         {
             (written, record) = await WriteMoviesAsync(engine, seed: 3);
         }
@@ -70,7 +71,7 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
     [Fact]
     public async Task Training_PackDocumentsOff_PublishesNoShapeTable_AndNeverPacks()
     {
-        var options = CompressionEngineOptionsBuilder.Fast();
+        var options = CompressionEngineOptionsBuilder.TrainOnceAt(400);
         options.Defaults.Dictionary.PackDocuments = false;
         await using var engine = TestEngine.Create(new InMemoryDictionaryStore(), options);
         var (written, record) = await WriteMoviesAsync(engine, seed: 4);
@@ -83,7 +84,7 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
     [Fact]
     public async Task Training_FormatV1_PublishesNoShapeTable()
     {
-        var options = CompressionEngineOptionsBuilder.Fast();
+        var options = CompressionEngineOptionsBuilder.TrainOnceAt(400);
         options.Defaults.Format = EnvelopeFormat.V1;
         await using var engine = TestEngine.Create(new InMemoryDictionaryStore(), options);
         var (written, record) = await WriteMoviesAsync(engine, seed: 5);
@@ -96,7 +97,7 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
     {
         var store = new InMemoryDictionaryStore();
         List<(byte[] Document, byte[] Envelope)> written;
-        await using (var engine = TestEngine.Create(store))
+        await using (var engine = TestEngine.Create(store, CompressionEngineOptionsBuilder.TrainOnceAt(400)))
         {
             (written, _) = await WriteMoviesAsync(engine, seed: 6);
         }

@@ -71,6 +71,18 @@ internal static class CompressionEngineOptionsBuilder
         d.DriftMinDocuments = 200;
         return options;
     }
+
+    /// <summary>
+    /// <see cref="Fast"/>, with the first training run waiting for <paramref name="samples"/> documents: a test that writes
+    /// that many gets one run, started by its last write, on all of them. A run started earlier saw however many samples
+    /// the writes had reached when it took them, so what it learned (a shape table or none) changed from run to run.
+    /// </summary>
+    public static Compression.Dictionaries.CompressionEngineOptions TrainOnceAt(int samples)
+    {
+        var options = Fast();
+        options.Defaults.Dictionary.MinSampleCount = samples;
+        return options;
+    }
 }
 
 /// <summary>Engines for tests: on a fake clock unless a test says otherwise, so nothing waits on wall time.</summary>

@@ -18,7 +18,7 @@ public sealed class UntrustedStoreTests : IDisposable
     /// <summary>Trains and publishes a real dictionary into the folder store; returns its record file.</summary>
     private async Task<(DictionaryRecord Record, string Path)> PublishAsync(string @namespace = Ns)
     {
-        await using var engine = TestEngine.Create(new FileDictionaryStore(_directory));
+        await using var engine = TestEngine.Create(new FileDictionaryStore(_directory), CompressionEngineOptionsBuilder.TrainOnceAt(400));
         var ns = engine.GetNamespace(@namespace);
         var random = new Random(5);
         for (int i = 0; i < 400; i++) ns.Compress(TestDocuments.Movie(random));
