@@ -187,7 +187,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
                 throw new DictionaryNotFoundException(ex.DictionaryId, Namespace, $"document _id {DescribeId(stored)} needs it ({ex.Message})", ex);
             }
 
-            return ReadMerged(stored, z, scratch.First.WrittenSpan, scratch.Second);
+            return ReadMerged(stored, z, scratch.First.WrittenSpan, scratch);
         }
         finally
         {
@@ -288,8 +288,9 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     /// Rebuilds the document the class map expects: the stored clear elements, then the decompressed ones (a clear element
     /// wins over a compressed one of the same name: it was set later, by an update).
     /// </summary>
-    private T ReadMerged(ReadOnlySpan<byte> stored, RawBsonElement compressed, ReadOnlySpan<byte> rest, ArrayBufferWriter<byte> merged)
+    private T ReadMerged(ReadOnlySpan<byte> stored, RawBsonElement compressed, ReadOnlySpan<byte> rest, SerializerScratch scratch)
     {
+        ArrayBufferWriter<byte> merged = scratch.Second;
         merged.ResetWrittenCount();
         Span<byte> target = merged.GetSpan(stored.Length + rest.Length);
         int length = 4;
@@ -323,8 +324,15 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
 
         if (!MemoryMarshal.TryGetArray(merged.WrittenMemory, out ArraySegment<byte> segment) || segment.Offset != 0)
             throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
-        using var buffer = new ByteArrayBuffer(segment.Array!, segment.Count, isReadOnly: true);
-        return ReadPlain(buffer);
+        using var buffer = new MergedDocumentBuffer(segment.Array!, segment.Count);
+        try
+        {
+            return ReadPlain(buffer);
+        }
+        finally
+        {
+            if (buffer.Sliced) scratch.GiveAwaySecond(); // raw members of the document (RawBsonDocument, ...) share the array
+        }
     }
 
     private const int MaxListedClearNames = 16;

@@ -31,7 +31,13 @@ internal sealed class SerializerScratch
 
     public ArrayBufferWriter<byte> First { get; } = new(1024);
 
-    public ArrayBufferWriter<byte> Second { get; } = new(1024);
+    public ArrayBufferWriter<byte> Second { get; private set; } = new(1024);
+
+    /// <summary>
+    /// Gives <see cref="Second"/>'s array away (to raw BSON slices that the read document holds) and starts a new one, so
+    /// that the next document is never written over bytes a caller still reads.
+    /// </summary>
+    public void GiveAwaySecond() => Second = new ArrayBufferWriter<byte>(1024);
 
     public static SerializerScratch Rent()
     {

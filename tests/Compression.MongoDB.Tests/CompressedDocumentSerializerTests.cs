@@ -417,6 +417,53 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
         serializer.SetDocumentId(movie, newId);
         Assert.Equal(newId, movie.Id);
     }
+
+    public sealed class WithRawMembers
+    {
+        public ObjectId Id { get; set; }
+
+        public RawBsonDocument Details { get; set; } = null!;
+
+        public RawBsonArray Tags { get; set; } = null!;
+    }
+
+    [Fact]
+    public void Deserialize_RawBsonMembers_OwnTheirBytes_AfterMoreDocumentsAreRead()
+    {
+        // RawBsonDocument and RawBsonArray members are slices of the buffer the class map reads from; that buffer must not
+        // be one the serializer reuses for the next document, or the first document's members change under the caller.
+        var serializer = new CompressedDocumentSerializer<WithRawMembers>(_engine.GetNamespace("shop.raw"));
+        BsonDocument[] details = [.. Enumerable.Range(0, 3).Select(i => new BsonDocument { { "sku", $"item-{i}" }, { "qty", i * 7 }, { "note", new string((char)('a' + i), 40 + i) } })];
+        var stored = details.Select((d, i) => Write(serializer, new WithRawMembers
+        {
+            Id = ObjectId.GenerateNewId(),
+            Details = new RawBsonDocument(d.ToBson()),
+            Tags = new RawBsonArray(new ByteArrayBuffer(new BsonDocument { { "0", $"tag-{i}" }, { "1", i } }.ToBson(), isReadOnly: true)), // an array's bytes: a document keyed "0", "1"
+        })).ToList();
+        Assert.All(stored, s => Assert.True(s.Contains(CompressedDocumentSerializer<WithRawMembers>.CompressedElementName)));
+
+        List<WithRawMembers> read = [.. stored.Select(s => ReadBinary(serializer, s))];
+
+        for (int i = 0; i < details.Length; i++)
+        {
+            Assert.Equal(details[i].ToBson(), BytesOf(read[i].Details.Slice));
+            Assert.Equal(new BsonValue[] { $"tag-{i}", i }, read[i].Tags.Values);
+        }
+    }
+
+    private static byte[] BytesOf(IByteBuffer buffer)
+    {
+        var bytes = new byte[buffer.Length];
+        buffer.GetBytes(0, bytes, 0, bytes.Length);
+        return bytes;
+    }
+
+    /// <summary>Reads as the driver does: a binary reader over the stored document's bytes.</summary>
+    private static T ReadBinary<T>(IBsonSerializer<T> serializer, BsonDocument document)
+    {
+        using var reader = new BsonBinaryReader(new MemoryStream(document.ToBson()));
+        return serializer.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+    }
 }
 
 public sealed class Address
