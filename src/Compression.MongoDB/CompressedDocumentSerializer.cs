@@ -14,7 +14,9 @@ namespace Compression.MongoDB;
 /// A BSON serializer that stores a <typeparamref name="T"/> as <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c>:
 /// the id and the configured clear fields stay queryable; everything else is compressed by the collection's
 /// <see cref="CompressionNamespace"/> with its shared dictionaries. Documents without <c>_z</c> (written before
-/// compression was switched on, or while it was off) are read as plain documents.
+/// compression was switched on, or while it was off) are read as plain documents, and so are documents whose <c>_z</c> is
+/// not BinData 0x80 or 0x81 (the application's own field of that name: the serializer writes no other kind). A member
+/// stored as <c>_z</c> is compressed like any other; it cannot be a clear field.
 /// The envelope holds the compressed elements: with subtype 0x81 (written when the namespace writes envelope format v2 or v3)
 /// their bytes alone, with subtype 0x80 (format v1, and every document written before format v2) as a whole BSON
 /// document, with its int32 length and terminating 0. Both are read.
@@ -55,6 +57,8 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         {
             BsonMemberMap map = classMap.AllMemberMaps.FirstOrDefault(m => m.MemberName == member || m.ElementName == member)
                 ?? throw new ArgumentException($"Clear field '{member}' is not a mapped member of {typeof(T).FullName}; mapped members: {string.Join(", ", classMap.AllMemberMaps.Select(m => m.MemberName))}.", nameof(options));
+            if (map.ElementName == CompressedElementName)
+                throw new ArgumentException($"Clear field '{member}' of {typeof(T).FullName} is stored as element '{CompressedElementName}', the name the compressed part is kept under; give the member another element name ([BsonElement]) or leave it compressed.", nameof(options));
             _clearMembers.Add(map.MemberName);
             _clearElements.Add(map.ElementName);
         }
@@ -150,15 +154,12 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             {
                 if (compressed is null && element.Name(stored).SequenceEqual(CompressedElementUtf8)) compressed = element;
             }
-            if (compressed is not { } z)
-                return ReadPlain(raw); // legacy, or written while compression was off
+            // Without a _z, or with a _z this serializer never writes (not BinData 0x80 or 0x81: the application's own
+            // field of that name), the document is plain: legacy, or written while compression was off.
+            if (compressed is not { } z || z.Type != (byte)BsonType.Binary || z.Value(stored)[4] is not (DocumentSubtype or ElementsSubtype))
+                return ReadPlain(raw);
 
             ReadOnlySpan<byte> value = z.Value(stored);
-            if (z.Type != (byte)BsonType.Binary || value[4] is not (DocumentSubtype or ElementsSubtype))
-            {
-                string actual = z.Type == (byte)BsonType.Binary ? $"BinData(0x{value[4]:x2})" : ((BsonType)z.Type).ToString();
-                throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}': element '{CompressedElementName}' is a {actual}, not BinData(0x80 or 0x81, envelope).");
-            }
 
             bool elementsOnly = value[4] == ElementsSubtype;
             try

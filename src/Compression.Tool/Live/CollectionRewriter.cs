@@ -198,8 +198,6 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
         try
         {
             StoredKind kind = StoredDocumentCodec.Classify(document.Bytes);
-            if (kind == StoredKind.Foreign)
-                return Decision.Fail($"its '_z' element is not BinData(0x80 or 0x81, envelope): it is not this library's, and no client can read it compressed");
             switch (options.Mode)
             {
                 case RewriteMode.Compress:

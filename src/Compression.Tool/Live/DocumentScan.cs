@@ -73,7 +73,9 @@ internal static class DocumentScan
                 ? new BsonDocument("$eq", embedded) // an embedded document that would read as operators
                 : element.Value);
         }
-        if (plain) filter.Add("_z", new BsonDocument("$exists", false));
+        // A plain document without _z must still have none; one with its own _z (not this library's) is matched by its value
+        // above, which a compressed document's _z (BinData 0x80 or 0x81) never equals.
+        if (plain && !document.Contains("_z")) filter.Add("_z", new BsonDocument("$exists", false));
         return filter;
     }
 }

@@ -61,8 +61,6 @@ internal static class StatsCommand
                                 plain++;
                                 raw += document.Bytes.Length;
                                 continue;
-                            case StoredKind.Foreign:
-                                throw new InvalidDataException("its '_z' element is not BinData(0x80 or 0x81, envelope)");
                         }
                         await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
                         raw += codec.Decode(document.Bytes).Length;

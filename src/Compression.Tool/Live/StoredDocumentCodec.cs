@@ -46,7 +46,9 @@ internal sealed class StoredDocumentCodec
         {
             if (!element.Name(stored).SequenceEqual(CompressedName)) continue;
             ReadOnlySpan<byte> value = element.Value(stored);
-            return element.Type == BinaryType && value[4] is DocumentSubtype or ElementsSubtype ? StoredKind.Compressed : StoredKind.Foreign;
+            // A _z this library never writes (not BinData 0x80 or 0x81) is the application's own field: the serializer reads
+            // such a document as plain, and so does the tool.
+            return element.Type == BinaryType && value[4] is DocumentSubtype or ElementsSubtype ? StoredKind.Compressed : StoredKind.Plain;
         }
         return StoredKind.Plain;
     }
@@ -233,12 +235,12 @@ internal sealed class StoredDocumentCodec
 /// <summary>What a stored document is, by its <c>_z</c> element.</summary>
 internal enum StoredKind
 {
-    /// <summary>No <c>_z</c>: a plain document (written before compression, or while it was off).</summary>
+    /// <summary>
+    /// No <c>_z</c>, or a <c>_z</c> that is not BinData 0x80 or 0x81 (the application's own field): a plain document
+    /// (written before compression, or while it was off).
+    /// </summary>
     Plain,
 
     /// <summary><c>_z</c> is <c>BinData(0x81, envelope)</c> or <c>BinData(0x80, envelope)</c>.</summary>
     Compressed,
-
-    /// <summary><c>_z</c> is something else: not this library's, and the serializer cannot read it.</summary>
-    Foreign,
 }
