@@ -7,8 +7,12 @@ namespace Compression.Tool.Analyze;
 /// </summary>
 internal abstract class PassTimer
 {
-    /// <summary>Seconds one run of <paramref name="pass"/> takes; <paramref name="label"/> names the setting and phase (<c>"zstd 3 dictionary compress"</c>).</summary>
-    public abstract double SecondsPerPass(string label, Action pass, TimeSpan budget);
+    /// <summary>
+    /// Seconds one run of <paramref name="pass"/> takes; <paramref name="label"/> names the setting and phase
+    /// (<c>"zstd 3 dictionary compress"</c>). <paramref name="warmedUp"/>: the same code was timed before in this
+    /// process (a later round), so one pass warms the caches and the compiler's warm-up is not waited for again.
+    /// </summary>
+    public abstract double SecondsPerPass(string label, Action pass, TimeSpan budget, bool warmedUp = false);
 
     /// <summary>
     /// The label <see cref="CorpusAnalyzer"/> gives a timing: codec, level, <c>dictionary</c> when one is used, <c>shapes</c>
@@ -23,7 +27,7 @@ internal abstract class PassTimer
 /// Warm-up first: passes until <see cref="WarmUpPerBudget"/> times the <c>budget</c> is spent (at least one pass), so the
 /// just-in-time compiler has replaced the first code of the setting's methods by code optimized with what it saw them
 /// do (it promotes a method about 100 ms after its first calls, in the background, and does so twice: instrumented,
-/// then optimized). Then samples until <c>budget</c> is spent (at least <see cref="MinTimedPasses"/>): a sample is one
+/// then optimized); one pass when <c>warmedUp</c>. Then samples until <c>budget</c> is spent (at least <see cref="MinTimedPasses"/>): a sample is one
 /// pass, or as many passes as take <see cref="SamplesPerBudget"/>th of the budget when passes are shorter (one tiny
 /// document), divided by their number. The median sample is the measurement: another process taking the core for a
 /// moment slows one sample, not the result. When the first pass alone takes <see cref="LongPass"/> or more (a large
@@ -46,13 +50,13 @@ internal sealed class ClockPassTimer(TimeProvider time) : PassTimer
 
     public static ClockPassTimer System { get; } = new(TimeProvider.System);
 
-    public override double SecondsPerPass(string label, Action pass, TimeSpan budget)
+    public override double SecondsPerPass(string label, Action pass, TimeSpan budget, bool warmedUp = false)
     {
         long start = time.GetTimestamp();
         pass();
         TimeSpan first = time.GetElapsedTime(start);
         if (first >= LongPass) return first.TotalSeconds;
-        TimeSpan warmUp = budget * WarmUpPerBudget;
+        TimeSpan warmUp = warmedUp ? TimeSpan.Zero : budget * WarmUpPerBudget;
         while (time.GetElapsedTime(start) < warmUp) pass();
 
         TimeSpan sampleLength = budget / SamplesPerBudget;

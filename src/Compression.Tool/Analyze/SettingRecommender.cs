@@ -20,8 +20,8 @@ namespace Compression.Tool.Analyze;
 /// zstd-9 measures about 2.4x slower than zstd-3 on small documents, and one run on this machine measured it 1.77x
 /// (the faster row timed in a slow moment), which a factor of 2 let through.</item>
 /// </list>
-/// Before the choice, <see cref="CorpusAnalyzer"/> times the rows <see cref="ToRetime"/> names twice more and keeps the
-/// median, so one slow timing cannot push a setting under the bar. Rows with shapes (documents packed before zstd with
+/// Before the choice, <see cref="CorpusAnalyzer"/> times every row whose passes are short three times, in rounds seconds
+/// apart, and keeps the fastest, so a slow moment of the machine cannot push a setting under the bar. Rows with shapes (documents packed before zstd with
 /// the dictionary) compete under the same rules; the baselines the sentence compares with are rows without them.
 /// </summary>
 internal static class SettingRecommender
@@ -48,21 +48,6 @@ internal static class SettingRecommender
 
     /// <summary>Whether the setting makes documents smaller at all.</summary>
     public static bool Pays(CodecResult row) => row.Codec != "stored" && row.Ratio > 1;
-
-    /// <summary>
-    /// The rows whose speed could swing the choice: they pay, their speed lies within a factor of 2 of the line either
-    /// way, and their ratio beats every paying row that is clearly fast (2x the line or more), so they would be chosen if
-    /// they cleared it.
-    /// </summary>
-    public static IEnumerable<int> ToRetime(IReadOnlyList<CodecResult> rows)
-    {
-        double clearlyFastBest = rows.Where(r => Pays(r) && r.CompressMBps >= LineMBps * 2).Select(r => r.Ratio).DefaultIfEmpty(1).Max();
-        for (int i = 0; i < rows.Count; i++)
-        {
-            CodecResult r = rows[i];
-            if (Pays(r) && r.CompressMBps >= LineMBps / 2 && r.CompressMBps < LineMBps * 2 && r.Ratio > clearlyFastBest) yield return i;
-        }
-    }
 
     /// <summary>The recommended row (null when compression does not pay) and the sentence that says why.</summary>
     public static (CodecResult? Best, string Reason) Recommend(IReadOnlyList<CodecResult> rows)
