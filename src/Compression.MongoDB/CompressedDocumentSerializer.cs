@@ -62,6 +62,13 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             _clearMembers.Add(map.MemberName);
             _clearElements.Add(map.ElementName);
         }
+
+        // The discriminator (_t) of a polymorphic class map stays in the clear: the driver adds it to the filters of
+        // OfType<TDerived>() and of type tests in LINQ without asking this serializer, and compressed it matched nothing.
+        string? discriminator = BsonSerializer.LookupDiscriminatorConvention(typeof(T))?.ElementName;
+        if (discriminator == CompressedElementName)
+            throw new ArgumentException($"The discriminator of {typeof(T).FullName} is stored as element '{CompressedElementName}', the name the compressed part is kept under; give the discriminator convention another element name.", nameof(@namespace));
+        if (!string.IsNullOrEmpty(discriminator)) _clearElements.Add(discriminator);
         _clearNames = [.. _clearElements.Select(name => (Encoding.UTF8.GetBytes(name), name))];
     }
 
@@ -80,7 +87,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     /// <summary>Whether new documents are compressed. When <see langword="false"/>, they are written plain; compressed ones stay readable.</summary>
     public bool Compress { get; }
 
-    /// <summary>The element names stored in the clear (always including <c>_id</c>).</summary>
+    /// <summary>The element names stored in the clear: <c>_id</c>, the type's discriminator (<c>_t</c> by default, written for polymorphic types only), and the configured clear fields.</summary>
     public IReadOnlyCollection<string> ClearElementNames => _clearElements;
 
     /// <inheritdoc/>
@@ -310,7 +317,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             while (restElements.TryNext(out RawBsonElement element))
             {
                 ReadOnlySpan<byte> name = element.Name(rest);
-                if (listed >= 0 ? IsListed(stored, clearNames[..(2 * listed)], name) : IsStoredInTheClear(stored, name)) continue;
+                if (listed >= 0 ? IsListed(stored, clearNames[..(2 * listed)], name) : IsStoredInTheClear(stored, compressed, name)) continue;
                 element.Bytes(rest).CopyTo(target[length..]);
                 length += element.End - element.Start;
             }
@@ -367,13 +374,16 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         return false;
     }
 
-    /// <summary>Whether <paramref name="name"/> is an element of <paramref name="stored"/> (already walked whole, so it cannot throw).</summary>
-    private static bool IsStoredInTheClear(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> name)
+    /// <summary>
+    /// Whether <paramref name="name"/> is a clear element of <paramref name="stored"/>: any but <paramref name="compressed"/>,
+    /// whose name a compressed member may have too (already walked whole, so it cannot throw).
+    /// </summary>
+    private static bool IsStoredInTheClear(ReadOnlySpan<byte> stored, RawBsonElement compressed, ReadOnlySpan<byte> name)
     {
         var elements = new RawBsonWalker(stored);
         while (elements.TryNext(out RawBsonElement element))
         {
-            if (element.Name(stored).SequenceEqual(name)) return true;
+            if (element.Start != compressed.Start && element.Name(stored).SequenceEqual(name)) return true;
         }
         return false;
     }

@@ -419,6 +419,52 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
         Assert.Contains("_z", ex.Message);
     }
 
+    /// <summary>Seventeen clear fields: more than the merge lists by position, so it looks clear names up in the stored document.</summary>
+    public sealed class ManyClearFieldsAndOwnZ
+    {
+        public ObjectId Id { get; set; }
+
+        public int A01 { get; set; }
+        public int A02 { get; set; }
+        public int A03 { get; set; }
+        public int A04 { get; set; }
+        public int A05 { get; set; }
+        public int A06 { get; set; }
+        public int A07 { get; set; }
+        public int A08 { get; set; }
+        public int A09 { get; set; }
+        public int A10 { get; set; }
+        public int A11 { get; set; }
+        public int A12 { get; set; }
+        public int A13 { get; set; }
+        public int A14 { get; set; }
+        public int A15 { get; set; }
+        public int A16 { get; set; }
+        public int A17 { get; set; }
+
+        [BsonElement("_z")]
+        public string Zone { get; set; } = "";
+
+        public string Notes { get; set; } = "";
+    }
+
+    [Fact]
+    public void ApplicationFieldNamedZ_WithMoreClearFieldsThanTheMergeLists_RoundTrips()
+    {
+        // Found by review: past 16 clear elements the merge asked whether a decompressed element's name is stored in the
+        // clear by walking the stored document, envelope included, so the member stored as _z was taken for a clear
+        // element, dropped, and read back empty.
+        string[] clear = [.. Enumerable.Range(1, 17).Select(i => $"A{i:00}")];
+        var serializer = new CompressedDocumentSerializer<ManyClearFieldsAndOwnZ>(_engine.GetNamespace("shop.sensors"), new CompressedDocumentOptions { ClearFields = clear });
+        var sensor = new ManyClearFieldsAndOwnZ { Id = ObjectId.GenerateNewId(), A01 = 1, A09 = 9, A17 = 17, Zone = "north-east", Notes = "calibrated" };
+        BsonDocument stored = Write(serializer, sensor);
+        Assert.Equal(19, stored.ElementCount); // _id, 17 clear fields, the envelope
+        ManyClearFieldsAndOwnZ read = ReadBinary(serializer, stored);
+        Assert.Equal("north-east", read.Zone);
+        Assert.Equal("calibrated", read.Notes);
+        Assert.Equal((1, 9, 17), (read.A01, read.A09, read.A17));
+    }
+
     [Fact]
     public void TryGetMemberSerializationInfo_ClearMemberResolves_CompressedMemberThrowsSayingSo()
     {

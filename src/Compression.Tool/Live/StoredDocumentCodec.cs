@@ -33,7 +33,8 @@ internal sealed class StoredDocumentCodec
     public StoredDocumentCodec(CompressionNamespace @namespace)
     {
         Namespace = @namespace;
-        _clearNames = [.. new[] { "_id" }.Concat(@namespace.ClearFields).Distinct(StringComparer.Ordinal).Select(Encoding.UTF8.GetBytes)];
+        // _t as CompressedDocumentSerializer keeps it: the discriminator the driver filters OfType<TDerived>() on.
+        _clearNames = [.. new[] { "_id", "_t" }.Concat(@namespace.ClearFields).Distinct(StringComparer.Ordinal).Select(Encoding.UTF8.GetBytes)];
     }
 
     public CompressionNamespace Namespace { get; }

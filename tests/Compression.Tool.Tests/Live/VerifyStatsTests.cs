@@ -167,4 +167,32 @@ public sealed class VerifyStatsTests(MongoFixture fixture) : IClassFixture<Mongo
         List<BsonDocument> restored = await points.Find(FilterDefinition<BsonDocument>.Empty).SortBy(d => d["_id"]).ToListAsync();
         Assert.Equal(originals.Select(d => d.ToBson()), restored.Select(d => d.ToBson()));
     }
+
+    [Fact]
+    public async Task Migrate_PolymorphicDocuments_KeepTheirDiscriminatorInTheClear_AndRestoreByteForByte()
+    {
+        // The driver filters OfType<TDerived>() on _t without asking the serializer, which keeps it in the clear; docz
+        // must store it the same way, or a migrated collection's type filters and updates match nothing.
+        await using var db = fixture.Server.CreateDatabase("polymorphic");
+        string ns = $"{db.Name}.animals";
+        var animals = db.Database.GetCollection<BsonDocument>("animals");
+        string[] kinds = ["Dog", "Cat"];
+        var originals = Enumerable.Range(0, 400).Select(i => new BsonDocument
+        {
+            { "_id", i }, { "_t", kinds[i % 2] }, { "name", $"animal {i}" }, { "story", $"found at the harbour on day {i % 30} of the year" },
+        }).ToList();
+        await animals.InsertManyAsync(originals);
+        string config = Config(ns);
+
+        var migrated = Docz.Run("migrate", "--config", config, "--format", "json");
+        Assert.True(migrated.Exit == 0, migrated.Error + migrated.Output);
+        List<BsonDocument> stored = await animals.Find(FilterDefinition<BsonDocument>.Empty).SortBy(d => d["_id"]).ToListAsync();
+        Assert.All(stored, d => Assert.Equal(["_id", "_t", "_z"], d.Names));
+        Assert.Equal(200, await animals.CountDocumentsAsync(new BsonDocument("_t", "Dog")));
+
+        var undo = Docz.Run("migrate", "--decompress", "--config", config, "--format", "json");
+        Assert.True(undo.Exit == 0, undo.Error + undo.Output);
+        List<BsonDocument> restored = await animals.Find(FilterDefinition<BsonDocument>.Empty).SortBy(d => d["_id"]).ToListAsync();
+        Assert.Equal(originals.Select(d => d.ToBson()), restored.Select(d => d.ToBson()));
+    }
 }
