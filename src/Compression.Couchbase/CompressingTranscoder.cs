@@ -88,7 +88,7 @@ public sealed class CompressingTranscoder : ITypeTranscoder
     public T? Decode<T>(ReadOnlyMemory<byte> buffer, Flags flags, OpCode opcode)
     {
         if (typeof(T) == typeof(RawBody)) return (T)(object)new RawBody(buffer, flags);
-        if (flags.DataFormat != DataFormat.Binary || IsRawType<T>()) return _inner.Decode<T>(buffer, flags, opcode);
+        if (flags.DataFormat != DataFormat.Binary || ReadsRaw<T>()) return _inner.Decode<T>(buffer, flags, opcode);
         if (!DocumentEnvelope.IsEnvelope(buffer.Span))
         {
             throw new InvalidDataException(
@@ -101,6 +101,23 @@ public sealed class CompressingTranscoder : ITypeTranscoder
         return _inner.Decode<T>(json.WrittenMemory, jsonFlags, opcode);
     }
 
-    private static bool IsRawType<T>() =>
-        typeof(T) == typeof(byte[]) || typeof(T) == typeof(System.Buffers.IMemoryOwner<byte>);
+    /// <summary>
+    /// Whether a binary body read as <typeparamref name="T"/> is handed over as it is stored: <see cref="RawBody"/>, and the
+    /// raw types (<c>byte[]</c>, <c>IMemoryOwner&lt;byte&gt;</c>) when the inner transcoder writes them as binary, so
+    /// <see cref="Encode"/> passed them through. When it writes them as JSON (<c>RawJsonTranscoder</c>: raw JSON bytes),
+    /// <see cref="Encode"/> compressed them, and they are decompressed like any document.
+    /// </summary>
+    internal bool ReadsRaw<T>()
+    {
+        if (typeof(T) == typeof(RawBody)) return true;
+        if (typeof(T) != typeof(byte[]) && typeof(T) != typeof(System.Buffers.IMemoryOwner<byte>)) return false;
+        try
+        {
+            return _inner.GetFormat(default(T)!).DataFormat != DataFormat.Json;
+        }
+        catch (Exception ex) when (ex is InvalidOperationException or NotSupportedException or ArgumentException)
+        {
+            return true; // the inner transcoder does not write the type at all: nothing of it was compressed
+        }
+    }
 }

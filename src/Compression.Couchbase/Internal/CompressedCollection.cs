@@ -1,3 +1,4 @@
+using System.Runtime.ExceptionServices;
 using Compression.Dictionaries;
 using Couchbase.Core.Exceptions.KeyValue;
 using Couchbase.KeyValue;
@@ -145,8 +146,16 @@ internal sealed class CompressedCollection : ICouchbaseCollection
         "compressed documents are opaque binary bodies to the server, so sub-document operations, appends, scans, N1QL and Search " +
         "cannot see into them. Read the whole document with GetAsync and write it back with ReplaceAsync.");
 
+    /// <summary>
+    /// Loads the dictionary the body's envelope names, so that <c>ContentAs</c> decodes synchronously. A body that cannot be
+    /// pre-loaded (its header does not parse, or the dictionary it seems to name cannot be had) is not failed here: the
+    /// collection cannot tell a damaged envelope from a raw binary document that starts with the envelope's magic byte (a
+    /// <c>byte[]</c> written through a binary inner transcoder) until the caller names the type it reads. <c>ContentAs</c>
+    /// then raises the error, naming the document, for every type that would be decoded, and gives raw types their bytes.
+    /// </summary>
     private async Task<IGetResult> ReadyAsync(IGetResult result, string id, CancellationToken cancellationToken)
     {
+        Exception? deferred = null;
         try
         {
             RawBody body = result.ContentAs<RawBody>()!;
@@ -156,23 +165,18 @@ internal sealed class CompressedCollection : ICouchbaseCollection
                 if (!load.IsCompletedSuccessfully) await load.ConfigureAwait(false);
             }
         }
-        catch (DictionaryNotFoundException ex)
+        catch (Exception ex) when (ex is DictionaryNotFoundException or InvalidDataException)
         {
-            result.Dispose();
-            throw new DictionaryNotFoundException(ex.DictionaryId, ex.Namespace ?? FullName,
-                $"document '{id}' in collection '{FullName}' names it ({ex.Message.TrimEnd('.')})", ex);
-        }
-        catch (InvalidDataException ex)
-        {
-            result.Dispose();
-            throw Corrupt(id, ex);
+            deferred = ex;
         }
         catch
         {
             result.Dispose();
             throw;
         }
-        return result is IGetReplicaResult replica ? new CompressedGetReplicaResult(replica, this, id) : new CompressedGetResult(result, this, id);
+        return result is IGetReplicaResult replica
+            ? new CompressedGetReplicaResult(replica, this, id, deferred)
+            : new CompressedGetResult(result, this, id, deferred);
     }
 
     private async Task<IGetReplicaResult> ReadyReplicaAsync(Task<IGetReplicaResult> replica, string id, CancellationToken cancellationToken) =>
@@ -182,8 +186,11 @@ internal sealed class CompressedCollection : ICouchbaseCollection
         new($"Document '{id}' in the compressed collection '{FullName}' cannot be read: {inner.Message}", inner);
 }
 
-/// <summary>A get result that names the document and collection when its body cannot be decoded.</summary>
-internal class CompressedGetResult(IGetResult inner, CompressedCollection collection, string id) : IGetResult
+/// <summary>
+/// A get result that names the document and collection when its body cannot be decoded; <paramref name="deferred"/> is the
+/// error the dictionary's pre-load met, raised for every type the transcoder would decode.
+/// </summary>
+internal class CompressedGetResult(IGetResult inner, CompressedCollection collection, string id, Exception? deferred = null) : IGetResult
 {
     public ulong Cas => inner.Cas;
 
@@ -196,6 +203,7 @@ internal class CompressedGetResult(IGetResult inner, CompressedCollection collec
     {
         try
         {
+            if (deferred is not null && !collection.Transcoder.ReadsRaw<T>()) ExceptionDispatchInfo.Throw(deferred);
             return inner.ContentAs<T>();
         }
         catch (InvalidDataException ex)
@@ -217,8 +225,8 @@ internal class CompressedGetResult(IGetResult inner, CompressedCollection collec
 }
 
 /// <summary>The replica form of <see cref="CompressedGetResult"/>.</summary>
-internal sealed class CompressedGetReplicaResult(IGetReplicaResult inner, CompressedCollection collection, string id)
-    : CompressedGetResult(inner, collection, id), IGetReplicaResult
+internal sealed class CompressedGetReplicaResult(IGetReplicaResult inner, CompressedCollection collection, string id, Exception? deferred = null)
+    : CompressedGetResult(inner, collection, id, deferred), IGetReplicaResult
 {
     public bool IsActive => inner.IsActive;
 }

@@ -169,13 +169,68 @@ public sealed class CompressedCollectionTests(ITestOutputHelper output) : IAsync
         await writer.Plain.RemoveAsync(writer.Store.RecordKey(dictionary.Id));
 
         Client reader = await _target.ConnectAsync();
-        var error = await Assert.ThrowsAsync<DictionaryNotFoundException>(() => reader.Compressed.GetAsync(key));
+        // The get itself succeeds: only the type asked for tells a document to decode from raw bytes (below).
+        using IGetResult read = await reader.Compressed.GetAsync(key);
+        var error = Assert.Throws<DictionaryNotFoundException>(() => read.ContentAs<JObject>());
 
         output.WriteLine(error.Message);
         Assert.Equal(dictionary.Id, error.DictionaryId);
         Assert.Contains(dictionary.Id.ToString(System.Globalization.CultureInfo.InvariantCulture), error.Message, StringComparison.Ordinal);
         Assert.Contains($"'{key}'", error.Message, StringComparison.Ordinal);
         Assert.Contains(CouchbaseCollectionCompressionExtensions.NamespaceName(reader.Plain), error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Raw_json_bytes_through_a_RawJsonTranscoder_read_back_as_the_same_bytes()
+    {
+        // Found by review: RawJsonTranscoder writes byte[] as JSON, so it was compressed, and ContentAs<byte[]> handed
+        // back the envelope instead of the document.
+        Client client = await _target.ConnectAsync(collectionOptions: new CompressedCollectionOptions { JsonTranscoder = new RawJsonTranscoder() });
+        byte[] json = "{\"name\":\"Ada Lovelace\",\"born\":1815,\"notes\":\"first programmer, first programmer, first programmer\"}"u8.ToArray();
+        string key = _target.Key("raw-json");
+        await client.Compressed.UpsertAsync(key, json);
+        Assert.True((await CouchbaseTarget.ReadRawAsync(client.Plain, key)).IsEnvelope);
+
+        using IGetResult read = await client.Compressed.GetAsync(key);
+        Assert.Equal(json, read.ContentAs<byte[]>());
+        Assert.Equal(System.Text.Encoding.UTF8.GetString(json), read.ContentAs<string>());
+    }
+
+    [Fact]
+    public async Task Binary_documents_that_start_like_an_envelope_read_back_untouched()
+    {
+        // Found by review: a byte[] stored through a binary inner transcoder is passed through as it is, but the read's
+        // dictionary pre-load took any body starting with 0xC5 for an envelope and failed the get (about 1 blob in 256).
+        Client client = await _target.ConnectAsync(collectionOptions: new CompressedCollectionOptions { JsonTranscoder = new LegacyTranscoder() });
+        byte[] unparsable = [0xC5, 0xFF, 0x00, 0x01, 0x02];
+        byte[] validHeader = EnvelopeNamingAnUnknownDictionary();
+        foreach (var (name, blob) in new[] { ("blob-unparsable", unparsable), ("blob-header", validHeader) })
+        {
+            string key = _target.Key(name);
+            await client.Compressed.UpsertAsync(key, blob);
+            Assert.False((await CouchbaseTarget.ReadRawAsync(client.Plain, key)).Flags.DataFormat == DataFormat.Json);
+            using IGetResult read = await client.Compressed.GetAsync(key);
+            Assert.Equal(blob, read.ContentAs<byte[]>());
+            // Read as a document, the same body is the error it always was, naming the document.
+            Exception error = Assert.ThrowsAny<Exception>(() => read.ContentAs<Order>());
+            Assert.True(error is InvalidDataException or DictionaryNotFoundException, error.ToString());
+            Assert.Contains($"'{key}'", error.Message, StringComparison.Ordinal);
+        }
+    }
+
+    /// <summary>An envelope (its header parses) that names a dictionary the store does not have.</summary>
+    private static byte[] EnvelopeNamingAnUnknownDictionary()
+    {
+        var random = new Random(9);
+        byte[][] samples = [.. Enumerable.Range(0, 400).Select(i => System.Text.Encoding.UTF8.GetBytes(
+            $"{{\"order\":{i},\"customer\":\"customer-{random.Next(50)}\",\"total\":{random.Next(10_000)},\"status\":\"shipped\"}}"))];
+        ZstdDictionary dictionary = ZstdDictionary.Create(1_000_001, ZstdSharp.DictBuilder.TrainFromBuffer(samples, 4096));
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions());
+        byte[] envelope = new byte[DocumentCompressor.GetMaxEnvelopeLength(samples[0].Length)];
+        Assert.True(compressor.TryCompress(samples[0], envelope, out int written, dictionary));
+        Assert.True(DocumentEnvelope.TryReadHeader(envelope.AsSpan(0, written), out EnvelopeHeader header));
+        Assert.Equal(1_000_001u, header.DictionaryId);
+        return envelope[..written];
     }
 
     [Fact]
