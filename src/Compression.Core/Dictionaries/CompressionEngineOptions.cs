@@ -20,7 +20,7 @@ public sealed class CompressionEngineOptions
     /// <value>Defaults to 30 seconds.</value>
     public TimeSpan PollInterval { get; set; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>The most dictionaries kept in memory; the ones namespaces compress with now are always kept.</summary>
+    /// <summary>The most dictionaries kept in memory besides the ones namespaces compress with now, which are always kept.</summary>
     /// <value>Defaults to 64.</value>
     public int MaxCachedDictionaries { get; set; } = 64;
 

@@ -186,14 +186,21 @@ internal sealed class DictionaryCatalog
         _missing.TryRemove(new KeyValuePair<uint, long>(id, since));
     }
 
+    /// <summary>
+    /// Removes the least recently used dictionaries past <see cref="CompressionEngineOptions.MaxCachedDictionaries"/>,
+    /// counted over the unpinned ones only: pinned dictionaries (those namespaces compress with) are always kept and do not
+    /// take the others' room. (Counted over all of them, 64 namespaces with a dictionary left no room at all: a dictionary
+    /// loaded for a read was evicted as it was added, and the synchronous decode that follows the load did not find it.)
+    /// </summary>
     private void Evict()
     {
         lock (_evictGate)
         {
-            int excess = _cache.Count - _maxCached;
-            if (excess <= 0) return;
             HashSet<uint> pinned = _pinned();
-            foreach (var (id, _) in _cache.Where(e => !pinned.Contains(e.Key)).OrderBy(e => e.Value.LastUse).Take(excess).ToList())
+            var unpinned = _cache.Where(e => !pinned.Contains(e.Key)).ToList();
+            int excess = unpinned.Count - _maxCached;
+            if (excess <= 0) return;
+            foreach (var (id, _) in unpinned.OrderBy(e => e.Value.LastUse).Take(excess))
             {
                 _cache.TryRemove(id, out _);
             }
