@@ -1,6 +1,7 @@
 using System.Text.Json;
 using System.Text.Json.Nodes;
 using Compression.Tool.Live;
+using Couchbase.Core.Exceptions.KeyValue;
 using Couchbase.Core.IO.Operations;
 using Couchbase.KeyValue;
 
@@ -40,11 +41,29 @@ internal sealed class CouchbaseCheckpoint
 
     public DateTime Started { get; private set; }
 
+    private static readonly string[] Modes = ["compress", "decompress", "recompress"];
+
+    private static string KeyOf(CouchbaseNamespace ns, string mode) => $"{BodyAccess.ReservedPrefix}migrate::{ns.Scope}.{ns.Collection}::{mode}";
+
     /// <exception cref="InvalidDataException">The stored checkpoint is damaged; the message names it.</exception>
     public static async Task<CouchbaseCheckpoint> LoadAsync(ICouchbaseCollection store, CouchbaseNamespace ns, string mode, string parameters, bool restart,
         CancellationToken cancellationToken)
     {
-        var checkpoint = new CouchbaseCheckpoint(store, $"{BodyAccess.ReservedPrefix}migrate::{ns.Scope}.{ns.Collection}::{mode}") { Started = DateTime.UtcNow, Runs = 1 };
+        var checkpoint = new CouchbaseCheckpoint(store, KeyOf(ns, mode)) { Started = DateTime.UtcNow, Runs = 1 };
+
+        // This run rewrites documents an unfinished run of another command may already have passed: that run starts over
+        // (as for MongoDB, RewriteCheckpoint).
+        foreach (string other in Modes.Where(m => m != mode))
+        {
+            try
+            {
+                await store.RemoveAsync(KeyOf(ns, other), new RemoveOptions().CancellationToken(cancellationToken)).ConfigureAwait(false);
+            }
+            catch (DocumentNotFoundException)
+            {
+            }
+        }
+
         StoredBody? stored = await BodyAccess.ReadAsync(store, checkpoint.Key, cancellationToken).ConfigureAwait(false);
         if (stored is null || restart) return checkpoint;
         try

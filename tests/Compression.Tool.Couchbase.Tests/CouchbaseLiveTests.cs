@@ -165,6 +165,33 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Decompress_after_an_interrupted_decompress_and_a_full_migrate_decompresses_every_document()
+    {
+        // As for MongoDB (found by review there): the second --decompress must not resume after the first one's
+        // checkpoint, since the migrate between them compressed the documents before it again.
+        Dictionary<string, byte[]> originals = Arrange(200, seed: 5);
+        Assert.Equal(0, Run("migrate", "--batch-size", "40").Exit);
+        var settings = new LiveSettings { Connection = null, ConfigPath = ConfigFile, Namespaces = [Ns], Json = true, BatchSize = 40, MaxFailures = 10 };
+        long replacesBefore = Server.CommandCount(KvProtocol.Opcodes.Replace);
+        using (var stop = new CancellationTokenSource())
+        {
+            Task watcher = Server.WaitUntilAsync(s => s.CommandCount(KvProtocol.Opcodes.Replace) - replacesBefore >= 60, stop.Token).ContinueWith(_ => stop.Cancel(), TaskScheduler.Default);
+            var console = new LiveOutput(new StringWriter(), new StringWriter(), settings);
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() =>
+                new CouchbaseBackend().RewriteAsync("migrate", settings, new RewriteOptions { Mode = RewriteMode.Decompress }, train: false, null, console, stop.Token));
+            await stop.CancelAsync();
+            await watcher;
+        }
+        Assert.Equal(0, Run("migrate", "--batch-size", "40").Exit); // everything compressed again
+        Assert.Equal(0, Run("migrate", "--decompress", "--batch-size", "40").Exit);
+        foreach ((string key, byte[] original) in originals)
+        {
+            Assert.True(Server.TryGetDocument(key, out KvDocument? stored));
+            Assert.True(original.AsSpan().SequenceEqual(stored.Value.Span), $"{key} was left compressed");
+        }
+    }
+
+    [Fact]
     public async Task Verify_names_a_corrupted_document_a_missing_dictionary_and_a_foreign_binary_body()
     {
         Arrange(300, seed: 3);

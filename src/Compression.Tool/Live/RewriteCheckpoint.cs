@@ -9,7 +9,8 @@ namespace Compression.Tool.Live;
 /// <c>{ _id: "collection:mode", ns, mode, parameters, after, written, skipped, unchanged, failed, failures, runs, started, updated, done }</c>.
 /// It is written after each batch's writes are acknowledged (write concern majority), so everything up to
 /// <c>after</c> is in its final form; a run that finds it unfinished starts after <c>after</c>, one that finds it done starts
-/// over (and finds every document already in its final form).
+/// over (and finds every document already in its final form). A run of one command removes the checkpoints of the other
+/// commands on the same collection: it rewrites documents they may have passed, so they start over.
 /// </summary>
 internal sealed class RewriteCheckpoint
 {
@@ -49,6 +50,13 @@ internal sealed class RewriteCheckpoint
     {
         IMongoCollection<BsonDocument> collection = database.GetCollection<BsonDocument>(CollectionName).WithWriteConcern(WriteConcern.WMajority);
         var checkpoint = new RewriteCheckpoint(collection, $"{ns.Collection}:{mode}") { Started = DateTime.UtcNow, Runs = 1 };
+
+        // This run rewrites documents that an unfinished run of another command may already have passed: that run's
+        // checkpoint no longer says where the collection stands (an interrupted --decompress, then a full migrate, then
+        // --decompress again resumed after the old point and left the first documents compressed). Its next run starts over.
+        await collection.DeleteManyAsync(new BsonDocument { { "ns", ns.Name }, { "_id", new BsonDocument("$ne", checkpoint.Id) } }, cancellationToken)
+            .ConfigureAwait(false);
+
         BsonDocument? stored = await collection.Find(new BsonDocument("_id", checkpoint.Id)).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
         if (stored is null || restart) return checkpoint;
         try
