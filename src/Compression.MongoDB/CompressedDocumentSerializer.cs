@@ -318,6 +318,9 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             {
                 ReadOnlySpan<byte> name = element.Name(rest);
                 if (listed >= 0 ? IsListed(stored, clearNames[..(2 * listed)], name) : IsStoredInTheClear(stored, compressed, name)) continue;
+                // docz keeps the place of a clear field that was not leading by a MinKey placeholder; without its clear
+                // value (removed by the application) the field is gone.
+                if (element.Type == PlaceholderType && ClearName(name) is not null) continue;
                 element.Bytes(rest).CopyTo(target[length..]);
                 length += element.End - element.Start;
             }
@@ -344,6 +347,9 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     }
 
     private const int MaxListedClearNames = 16;
+
+    /// <summary>The BSON type of the placeholder <c>docz migrate</c> leaves in the compressed part for a clear field: MinKey.</summary>
+    private const byte PlaceholderType = 0xFF;
 
     /// <summary>
     /// Puts the start and length of every clear element's name of <paramref name="stored"/> (all but the compressed one)

@@ -17,9 +17,11 @@ namespace Compression.Tool.Live;
 /// The serializer reads a stored document as its clear elements, then the decompressed ones, a clear element winning over a
 /// compressed one of the same name. A plain document whose clear fields all come before its first compressed field (the
 /// usual case: <c>_id</c> is always first) splits so that this order is its own order. A clear field that comes later is
-/// stored in the clear <em>and</em> kept, at its place, in the compressed part: the serializer skips that copy (the clear
-/// one wins), and <see cref="Decode"/> puts the clear value back at that place, so a migrated document decompresses to its
-/// original bytes exactly.
+/// stored in the clear, and its place in the compressed part is kept by a placeholder (a MinKey element of its name): the
+/// serializer drops it, and <see cref="Decode"/> puts the clear value back at that place (or nothing, when the
+/// application removed the field), so a migrated document decompresses to its original bytes exactly. Documents migrated
+/// before 2026-11-24 (seventh session) hold a copy of the value instead of the placeholder: read the same way while the
+/// clear field is there, but the copy comes back if the application removes the clear field.
 /// </remarks>
 internal sealed class StoredDocumentCodec
 {
@@ -159,6 +161,10 @@ internal sealed class StoredDocumentCodec
             {
                 clear?.Write(bytes);
                 if (leading) continue; // its place is the clear part's: before every compressed element
+                // Its place among the compressed elements is kept by a placeholder (MinKey, no value), not by a copy of the
+                // value: a copy came back as the field's value once the application had removed the clear one ($unset).
+                WritePlaceholder(rest, element.Name(plain));
+                continue;
             }
             leading = false;
             rest.Write(bytes);
@@ -166,6 +172,18 @@ internal sealed class StoredDocumentCodec
         rest.GetSpan(1)[0] = 0;
         rest.Advance(1);
         FixLength(rest);
+    }
+
+    /// <summary>The type of a placeholder: MinKey, which has no value (<see cref="CompressedDocumentSerializer{T}"/> drops it too).</summary>
+    private const byte PlaceholderType = 0xFF;
+
+    private static void WritePlaceholder(ArrayBufferWriter<byte> rest, ReadOnlySpan<byte> name)
+    {
+        Span<byte> target = rest.GetSpan(name.Length + 2);
+        target[0] = PlaceholderType;
+        name.CopyTo(target[1..]);
+        target[name.Length + 1] = 0;
+        rest.Advance(name.Length + 2);
     }
 
     private static void Reserve(ArrayBufferWriter<byte> writer, int count)
@@ -194,9 +212,10 @@ internal sealed class StoredDocumentCodec
 
     /// <summary>
     /// The stored clear elements that have no place in the compressed part, then the compressed part's elements, each
-    /// replaced by the stored clear element of the same name when there is one (the clear one wins, as in the serializer).
+    /// replaced by the stored clear element of the same name when there is one (the clear one wins, as in the serializer);
+    /// a placeholder of a clear field the stored document no longer has (removed by the application) is dropped.
     /// </summary>
-    private static byte[] Merge(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> rest)
+    private byte[] Merge(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> rest)
     {
         var output = new ArrayBufferWriter<byte>(stored.Length + rest.Length);
         Reserve(output, 4); // the length, set at the end
@@ -214,7 +233,7 @@ internal sealed class StoredDocumentCodec
         {
             ReadOnlySpan<byte> name = element.Name(rest);
             if (!name.SequenceEqual(CompressedName) && Find(stored, name) is { } clear) output.Write(clear.Bytes(stored));
-            else output.Write(element.Bytes(rest));
+            else if (element.Type != PlaceholderType || !IsClear(name)) output.Write(element.Bytes(rest));
         }
         output.GetSpan(1)[0] = 0;
         output.Advance(1);
