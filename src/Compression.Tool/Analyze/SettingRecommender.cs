@@ -21,8 +21,9 @@ namespace Compression.Tool.Analyze;
 /// (the faster row timed in a slow moment), which a factor of 2 let through.</item>
 /// </list>
 /// Before the choice, <see cref="CorpusAnalyzer"/> times every row whose passes are short three times, in rounds seconds
-/// apart, and keeps the fastest, so a slow moment of the machine cannot push a setting under the bar. Rows with shapes (documents packed before zstd with
-/// the dictionary) compete under the same rules; the baselines the sentence compares with are rows without them.
+/// apart, and keeps the fastest, so a slow moment of the machine cannot push a setting under the bar. Rows with shapes
+/// (documents packed before zstd with the dictionary) compete under the same rules; the baselines the sentence compares
+/// with are rows without them.
 /// </summary>
 internal static class SettingRecommender
 {

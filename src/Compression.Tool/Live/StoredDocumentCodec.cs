@@ -174,13 +174,10 @@ internal sealed class StoredDocumentCodec
         FixLength(rest);
     }
 
-    /// <summary>The type of a placeholder: MinKey, which has no value (<see cref="CompressedDocumentSerializer{T}"/> drops it too).</summary>
-    private const byte PlaceholderType = 0xFF;
-
     private static void WritePlaceholder(ArrayBufferWriter<byte> rest, ReadOnlySpan<byte> name)
     {
         Span<byte> target = rest.GetSpan(name.Length + 2);
-        target[0] = PlaceholderType;
+        target[0] = CompressedDocumentSerializer.ClearFieldPlaceholderType;
         name.CopyTo(target[1..]);
         target[name.Length + 1] = 0;
         rest.Advance(name.Length + 2);
@@ -233,7 +230,7 @@ internal sealed class StoredDocumentCodec
         {
             ReadOnlySpan<byte> name = element.Name(rest);
             if (!name.SequenceEqual(CompressedName) && Find(stored, name) is { } clear) output.Write(clear.Bytes(stored));
-            else if (element.Type != PlaceholderType || !IsClear(name)) output.Write(element.Bytes(rest));
+            else if (element.Type != CompressedDocumentSerializer.ClearFieldPlaceholderType || !IsClear(name)) output.Write(element.Bytes(rest));
         }
         output.GetSpan(1)[0] = 0;
         output.Advance(1);

@@ -136,6 +136,7 @@ public sealed class VerifyStatsTests(MongoFixture fixture) : IClassFixture<Mongo
         Assert.Contains("3,500", text.Output, StringComparison.Ordinal);
         Assert.Contains($"dictionary {dictionaryId} (version 1)", text.Output, StringComparison.Ordinal);
     }
+
     [Fact]
     public async Task Migrate_PlainDocumentsWithTheirOwnZField_AreCompressedAndRestoredByteForByte()
     {
