@@ -47,8 +47,8 @@ internal sealed record RewriteResult(string Namespace, string Mode, bool Resumed
 
 /// <summary>
 /// Rewrites a collection in place, in <c>_id</c> order and in batches, resumable from a <see cref="RewriteCheckpoint"/>.
-/// Crash safety (docs/docz.md): every replacement is a compare-and-swap, filtered on the document exactly as it was read
-/// (plus <c>_z</c> absent for a plain one), so a document already rewritten, or changed by someone else since, is never
+/// Crash safety (docs/docz.md): every replacement is a compare-and-swap, filtered on the whole document exactly as it
+/// was read (<see cref="DocumentScan.AsRead"/>), so a document already rewritten, or changed by someone else since, is never
 /// rewritten from a stale copy; the checkpoint is written only after the batch's writes are acknowledged; on a restart
 /// the documents after the checkpoint that are already in their final form are counted as skipped, not rewritten.
 /// </summary>
@@ -108,7 +108,10 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
     {
         if (pending.Count == 0) return;
         if (BeforeWrite is not null) await BeforeWrite([.. pending.Select(p => p.Read)]).ConfigureAwait(false);
-        var models = pending.Select(p => new ReplaceOneModel<RawBsonDocument>(Filter(p.Read.Bytes), new RawBsonDocument(p.Replacement))).ToList();
+        var models = pending.Select(p => new ReplaceOneModel<RawBsonDocument>(DocumentScan.AsRead(p.Read.Bytes), new RawBsonDocument(p.Replacement))
+        {
+            Collation = Collation.Simple,
+        }).ToList();
         var errors = new Dictionary<int, string>();
         long matched;
         try
@@ -175,7 +178,7 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
             }
             replacement = decision.Replacement!;
             using var document = new RawBsonDocument(replacement);
-            ReplaceOneResult result = await _collection.ReplaceOneAsync(Filter(now.Bytes), document, new ReplaceOptions(), cancellationToken).ConfigureAwait(false);
+            ReplaceOneResult result = await _collection.ReplaceOneAsync(DocumentScan.AsRead(now.Bytes), document, new ReplaceOptions { Collation = Collation.Simple }, cancellationToken).ConfigureAwait(false);
             if (result.MatchedCount == 1)
             {
                 checkpoint.Written++;
@@ -190,8 +193,6 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
         using RawBsonDocument? document = await _collection.Find(new BsonDocument("_id", id)).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
         return document is null ? null : DocumentScan.Read(document);
     }
-
-    private static BsonDocument Filter(byte[] read) => DocumentScan.AsRead(read, plain: StoredDocumentCodec.Classify(read) == StoredKind.Plain);
 
     private async Task<Decision> DecideAsync(ScannedDocument document, DictionaryRecord? current, CancellationToken cancellationToken)
     {

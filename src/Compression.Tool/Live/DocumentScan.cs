@@ -18,7 +18,7 @@ internal static class DocumentScan
         BsonValue? after, BsonDocument? extra, int batchSize, [EnumeratorCancellation] CancellationToken cancellationToken)
     {
         var clauses = new BsonArray();
-        if (after is not null) clauses.Add(new BsonDocument("_id", new BsonDocument("$gt", after)));
+        if (after is not null) clauses.Add(After(after));
         if (extra is not null) clauses.Add(extra);
         BsonDocument filter = clauses.Count switch
         {
@@ -57,25 +57,71 @@ internal static class DocumentScan
         return new ScannedDocument(id, bytes);
     }
 
+    // MongoDB's order of BSON types when it sorts or compares values, one bracket of $type aliases per entry.
+    private static readonly string[][] TypeBrackets =
+    [
+        ["minKey"], ["undefined"], ["null"], ["double", "int", "long", "decimal"], ["string", "symbol"], ["object"], ["array"],
+        ["binData"], ["objectId"], ["bool"], ["date"], ["timestamp"], ["regex"], ["dbPointer"], ["javascript"],
+        ["javascriptWithScope"], ["maxKey"],
+    ];
+
     /// <summary>
-    /// A filter that matches the document only as it was read: its <c>_id</c> and every other top-level field by equality
-    /// (a field whose name holds a dot or starts with <c>$</c> cannot be named in a filter and is left out). A replacement
-    /// with it is a compare-and-swap: a document another client changed or compressed since is not matched.
+    /// The documents after <paramref name="after"/> in <c>_id</c> order. <c>$gt</c> alone matches only <c>_id</c>s of
+    /// the same type bracket as its operand (a number never matches a string), so the types that sort after it are added
+    /// by <c>$type</c>: a resumed scan of a collection whose <c>_id</c>s mix types skips none.
     /// </summary>
-    public static BsonDocument AsRead(byte[] bytes, bool plain)
+    internal static BsonDocument After(BsonValue after)
+    {
+        var greater = new BsonDocument("_id", new BsonDocument("$gt", after));
+        int bracket = Array.FindIndex(TypeBrackets, aliases => aliases.Contains(TypeAlias(after.BsonType)));
+        if (bracket < 0) throw new InvalidOperationException($"An _id of BSON type {after.BsonType} has no place in MongoDB's type order.");
+        var later = new BsonArray(TypeBrackets.Skip(bracket + 1).SelectMany(aliases => aliases));
+        return later.Count == 0
+            ? greater
+            : new BsonDocument("$or", new BsonArray { greater, new BsonDocument("_id", new BsonDocument("$type", later)) });
+    }
+
+    private static string TypeAlias(BsonType type) => type switch
+    {
+        BsonType.MinKey => "minKey",
+        BsonType.Undefined => "undefined",
+        BsonType.Null => "null",
+        BsonType.Double => "double",
+        BsonType.Int32 => "int",
+        BsonType.Int64 => "long",
+        BsonType.Decimal128 => "decimal",
+        BsonType.String => "string",
+        BsonType.Symbol => "symbol",
+        BsonType.Document => "object",
+        BsonType.Array => "array",
+        BsonType.Binary => "binData",
+        BsonType.ObjectId => "objectId",
+        BsonType.Boolean => "bool",
+        BsonType.DateTime => "date",
+        BsonType.Timestamp => "timestamp",
+        BsonType.RegularExpression => "regex",
+        BsonType.JavaScript => "javascript",
+        BsonType.JavaScriptWithScope => "javascriptWithScope",
+        BsonType.MaxKey => "maxKey",
+        _ => type.ToString(),
+    };
+
+    /// <summary>
+    /// A filter that matches the document only as it was read, byte for byte as far as the server compares: its
+    /// <c>_id</c>, and the whole document equal to the copy read (<c>$expr</c>, <c>$$ROOT</c> against a
+    /// <c>$literal</c>): a field changed, removed or <em>added</em> since, whatever its name, fails it. A replacement
+    /// with it (and the simple collation, so strings compare as bytes) is a compare-and-swap: a document another client
+    /// changed or compressed since is not matched. The one difference the server does not see: a number rewritten as
+    /// another numeric type of equal value (<c>1</c> as <c>1.0</c>).
+    /// </summary>
+    public static BsonDocument AsRead(byte[] bytes)
     {
         BsonDocument document = BsonSerializer.Deserialize<BsonDocument>(bytes);
-        var filter = new BsonDocument();
-        foreach (BsonElement element in document)
+        BsonValue id = document.GetValue("_id", BsonNull.Value);
+        return new BsonDocument
         {
-            if (element.Name.Contains('.', StringComparison.Ordinal) || element.Name.StartsWith('$')) continue;
-            filter.Add(element.Name, element.Value is BsonDocument embedded && embedded.ElementCount > 0 && embedded.GetElement(0).Name.StartsWith('$')
-                ? new BsonDocument("$eq", embedded) // an embedded document that would read as operators
-                : element.Value);
-        }
-        // A plain document without _z must still have none; one with its own _z (not this library's) is matched by its value
-        // above, which a compressed document's _z (BinData 0x80 or 0x81) never equals.
-        if (plain && !document.Contains("_z")) filter.Add("_z", new BsonDocument("$exists", false));
-        return filter;
+            { "_id", id is BsonDocument or BsonArray or BsonRegularExpression ? new BsonDocument("$eq", id) : id }, // $eq: what would read as an operator
+            { "$expr", new BsonDocument("$eq", new BsonArray { "$$ROOT", new BsonDocument("$literal", document) }) },
+        };
     }
 }

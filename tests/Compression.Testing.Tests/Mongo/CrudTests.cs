@@ -150,6 +150,55 @@ public sealed class CrudTests(MongoFixture fixture) : IClassFixture<MongoFixture
     }
 
     [Fact]
+    public async Task Type_and_expr_filters_and_the_simple_collation_follow_MongoDB_semantics()
+    {
+        // What docz's compare-and-swap and resumed scans send: $type lists, $expr comparing $$ROOT with a $literal.
+        await using var db = fixture.Server.CreateDatabase();
+        var c = db.Database.GetCollection<BsonDocument>("t");
+        BsonDocument first = new() { { "_id", 1 }, { "n", 1 }, { "tags", new BsonArray { "a" } }, { "sub", new BsonDocument { { "x", 10 }, { "y", 1 } } } };
+        await c.InsertManyAsync(
+        [
+            first,
+            new BsonDocument { { "_id", 2 }, { "n", 2L }, { "sub", new BsonDocument("x", 20) } },
+            new BsonDocument { { "_id", 3 }, { "n", 2.5 } },
+            new BsonDocument { { "_id", 4 }, { "n", new Decimal128(4) }, { "s", "text" } },
+            new BsonDocument { { "_id", 5 }, { "n", BsonNull.Value } },
+            new BsonDocument { { "_id", "six" }, { "n", "2" } },
+        ]);
+
+        async Task<string[]> Ids(BsonDocument filter) =>
+            [.. (await c.Find(filter).ToListAsync()).Select(d => d["_id"].ToString()!).Order(StringComparer.Ordinal)];
+        BsonDocument Type(string field, BsonValue types) => new(field, new BsonDocument("$type", types));
+        BsonDocument Expr(BsonValue expression) => new("$expr", expression);
+
+        Assert.Equal(["4", "six"], await Ids(new BsonDocument("$or", new BsonArray { Type("s", "string"), Type("n", "string") })));
+        Assert.Equal(["2", "3"], await Ids(Type("n", new BsonArray { "long", "double" })));
+        Assert.Equal(["1", "2", "3", "4"], await Ids(Type("n", "number")));
+        Assert.Equal(["1", "2", "3", "4"], await Ids(Type("n", new BsonArray { 16, 18, 1, 19 }))); // the numeric codes
+        Assert.Equal(["5"], await Ids(Type("n", "null")));
+        Assert.Equal(["1"], await Ids(Type("tags", "array")));
+        Assert.Equal(["six"], await Ids(Type("_id", new BsonArray { "string", "objectId", "maxKey" })));
+        var unknown = await Assert.ThrowsAsync<MongoCommandException>(() => Ids(Type("n", "integer")));
+        Assert.Equal(2, unknown.Code);
+
+        // $$ROOT against a literal: the whole document, field order and embedded documents included, and nothing more.
+        BsonDocument Root(BsonDocument document) => Expr(new BsonDocument("$eq", new BsonArray { "$$ROOT", new BsonDocument("$literal", document) }));
+        Assert.Equal(["1"], await Ids(Root(first)));
+        Assert.Empty(await Ids(Root(new BsonDocument(first) { { "added", 1 } })));
+        Assert.Empty(await Ids(Root(new BsonDocument(first.Where(e => e.Name != "tags")))));
+        Assert.Empty(await Ids(Root(new BsonDocument(first) { ["sub"] = new BsonDocument { { "y", 1 }, { "x", 10 } } })));
+        // Comparisons in expressions order across types (a string is above every number) and reach paths.
+        Assert.Equal(["3", "4", "six"], await Ids(Expr(new BsonDocument("$gt", new BsonArray { "$n", 2 }))));
+        Assert.Equal(["2"], await Ids(Expr(new BsonDocument("$eq", new BsonArray { "$sub.x", 20 }))));
+        Assert.Equal(["1", "2"], await Ids(Expr(new BsonDocument("$and", new BsonArray { "$sub", new BsonDocument("$lt", new BsonArray { "$n", 3 }) }))));
+
+        // A replacement with the simple collation (binary string comparison) is applied as any other.
+        var replaced = await c.ReplaceOneAsync(Root(first), new BsonDocument { { "_id", 1 }, { "n", 7 } }, new ReplaceOptions { Collation = Collation.Simple });
+        Assert.Equal(1, replaced.ModifiedCount);
+        Assert.Empty(await Ids(Root(first)));
+    }
+
+    [Fact]
     public async Task Updates_with_each_operator_and_upsert()
     {
         await using var db = fixture.Server.CreateDatabase();

@@ -45,6 +45,21 @@ public sealed class ErrorTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Expressions_and_collations_the_double_lacks_are_refused_by_name()
+    {
+        var c = _db.GetCollection<BsonDocument>("c");
+        var size = await Assert.ThrowsAsync<MongoCommandException>(() => c.Find(new BsonDocument("$expr", new BsonDocument("$bsonSize", "$$ROOT"))).ToListAsync());
+        Assert.Equal(238, size.Code);
+        Assert.Contains("$bsonSize", size.Message);
+        var variable = await Assert.ThrowsAsync<MongoCommandException>(() => c.Find(new BsonDocument("$expr", "$$NOW")).ToListAsync());
+        Assert.Contains("$$NOW", variable.Message);
+        var collation = await Assert.ThrowsAsync<MongoBulkWriteException<BsonDocument>>(() => c.BulkWriteAsync(
+            [new ReplaceOneModel<BsonDocument>(new BsonDocument("_id", 1), new BsonDocument("name", "ADA")) { Collation = new Collation("en", strength: CollationStrength.Secondary) }]));
+        Assert.Contains("collation", Assert.Single(collation.WriteErrors).Message);
+        Assert.Equal("ada", (await c.Find(new BsonDocument("_id", 1)).SingleAsync())["name"].AsString);
+    }
+
+    [Fact]
     public async Task Unknown_query_operator_is_BadValue_naming_it()
     {
         var c = _db.GetCollection<BsonDocument>("c");

@@ -65,4 +65,45 @@ public sealed class ConcurrentWriterTests(MongoFixture fixture) : IClassFixture<
             Assert.Equal(originals[id.AsObjectId], reader.Read(bytes).ToPlainBson());
         Assert.All(stored.Values, bytes => Assert.True(LiveData.IsCompressed(bytes)));
     }
+
+    [Fact]
+    public async Task Migrate_AnotherClientAddsAFieldOrChangesADottedOne_BetweenReadAndWrite_NothingIsLost()
+    {
+        // Found by review: the compare-and-swap filtered on each field the tool had read, so a field added by $set
+        // meanwhile, or a change to a field whose name holds a dot (which a filter cannot name), still matched, and
+        // the compressed copy of the old document replaced the new one. The filter is now the whole document.
+        await using var db = fixture.Server.CreateDatabase("concurrent-added");
+        string ns = $"{db.Name}.movies";
+        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 40);
+        var movies = db.Database.GetCollection<BsonDocument>("movies");
+        var dotted = new BsonDocument { { "_id", ObjectId.GenerateNewId() }, { "title", "Dotted" }, { "price.usd", 10 } };
+        await movies.InsertOneAsync(dotted);
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
+        var settings = new LiveSettings { ConfigPath = config, BatchSize = 50 };
+        await using LiveSession session = LiveSession.Open(settings);
+        LiveNamespace live = Assert.Single(session.Namespaces);
+        StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
+        ObjectId added = originals.Keys.Order().First();
+
+        var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = RewriteMode.Compress }, settings)
+        {
+            BeforeWrite = async batch =>
+            {
+                Assert.Contains(batch, d => d.Id == added);
+                await movies.UpdateOneAsync(new BsonDocument("_id", added), new BsonDocument("$set", new BsonDocument("addedByApp", "kept")));
+                await movies.ReplaceOneAsync(new BsonDocument("_id", dotted["_id"]), new BsonDocument(dotted) { ["price.usd"] = 12 });
+            },
+        };
+        RewriteResult result = await rewriter.RunAsync(CancellationToken.None);
+
+        Assert.Equal(0, result.Failed);
+        Assert.Equal(41, result.Written); // the two changed ones from their new form
+        Dictionary<BsonValue, byte[]> stored = await LiveData.ReadAllAsync(db.Database, "movies");
+        Assert.All(stored.Values, bytes => Assert.True(LiveData.IsCompressed(bytes)));
+        BsonDocument addedNow = BsonSerializer.Deserialize<BsonDocument>(codec.Decode(stored[added]));
+        Assert.Equal("kept", addedNow.GetValue("addedByApp", BsonNull.Value));
+        BsonDocument dottedNow = BsonSerializer.Deserialize<BsonDocument>(codec.Decode(stored[dotted["_id"]]));
+        Assert.Equal(12, dottedNow["price.usd"].AsInt32);
+        foreach (var (id, bytes) in originals.Where(o => o.Key != added)) Assert.Equal(bytes, codec.Decode(stored[id]));
+    }
 }

@@ -85,4 +85,59 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         foreach (ObjectId id in ids[2..]) Assert.Equal(originals[id], restored[id]); // untouched ones: byte for byte
         Assert.Equal([.. BsonSerializer.Deserialize<BsonDocument>(originals[ids[1]]).Names], set.Names); // year at its place
     }
+
+    [Fact]
+    public async Task Migrate_ResumedInACollectionWhoseIdsMixTypes_CompressesEveryDocument()
+    {
+        // Found by review: a resumed run asked for _id $gt the checkpoint, which MongoDB applies within one BSON type
+        // only: after an interruption among the numbers, the strings and ObjectIds after them were never scanned, and
+        // the run reported done. The scan now adds the types that sort later by $type.
+        await using var db = fixture.Server.CreateDatabase("mixed-ids");
+        string ns = $"{db.Name}.items";
+        string plot = string.Concat(Enumerable.Repeat("a detective returns to the town ", 8));
+        BsonValue[] ids =
+        [
+            .. Enumerable.Range(1, 8).Select(i => (BsonValue)i), .. Enumerable.Range(1, 6).Select(i => (BsonValue)$"key-{i}"),
+            .. Enumerable.Range(1, 6).Select(_ => (BsonValue)ObjectId.GenerateNewId()), new BsonDateTime(1_700_000_000_000), true,
+        ];
+        await db.Database.GetCollection<BsonDocument>("items").InsertManyAsync(ids.Select((id, i) => new BsonDocument
+            { { "_id", id }, { "title", $"item {i}" }, { "plot", plot } }));
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
+
+        var settings = new LiveSettings { ConfigPath = config, BatchSize = 5 };
+        await using (LiveSession session = LiveSession.Open(settings))
+        {
+            LiveNamespace live = Assert.Single(session.Namespaces);
+            StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
+            int batches = 0;
+            var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = RewriteMode.Compress }, settings)
+            {
+                // The second batch holds numbers 6-8 and two strings: the checkpoint stays at the number 5.
+                BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
+            };
+            await Assert.ThrowsAsync<IOException>(() => rewriter.RunAsync(CancellationToken.None));
+        }
+        var resumed = Docz.Run("migrate", "--config", config, "--batch-size", "5", "--no-train", "--format", "json");
+        Assert.True(resumed.Exit == 0, resumed.Error + resumed.Output);
+        Assert.True(System.Text.Json.JsonDocument.Parse(resumed.Output).RootElement.GetProperty("namespaces")[0].GetProperty("resumed").GetBoolean());
+
+        Dictionary<BsonValue, byte[]> stored = await LiveData.ReadAllAsync(db.Database, "items");
+        Assert.Equal(ids.Length, stored.Count);
+        var plain = stored.Where(s => !LiveData.IsCompressed(s.Value)).Select(s => s.Key.ToString()).ToList();
+        Assert.True(plain.Count == 0, $"the resumed migrate reported done, but left plain: {string.Join(", ", plain)}; {resumed.Output}");
+    }
+
+    [Fact]
+    public void ResumeFilter_AddsEveryTypeThatSortsAfterTheCheckpoint()
+    {
+        Assert.Equal(new BsonDocument("_id", new BsonDocument("$gt", BsonMaxKey.Value)), DocumentScan.After(BsonMaxKey.Value));
+        BsonDocument afterNumber = DocumentScan.After(5);
+        BsonArray later = afterNumber["$or"][1]["_id"]["$type"].AsBsonArray;
+        Assert.Equal(new BsonDocument("_id", new BsonDocument("$gt", 5)), afterNumber["$or"][0]);
+        Assert.Equal("string", later[0].AsString);
+        Assert.DoesNotContain((BsonValue)"int", later);
+        Assert.Equal("maxKey", later[^1].AsString);
+        Assert.Equal(["bool", "date", "timestamp", "regex", "dbPointer", "javascript", "javascriptWithScope", "maxKey"],
+            DocumentScan.After(ObjectId.GenerateNewId())["$or"][1]["_id"]["$type"].AsBsonArray.Select(v => v.AsString));
+    }
 }

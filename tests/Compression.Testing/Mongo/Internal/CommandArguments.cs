@@ -123,4 +123,15 @@ internal sealed class CommandArguments(BsonDocument body, IReadOnlyDictionary<st
             }
         }
     }
+
+    /// <summary>A statement's <c>collation</c>: only <c>{ locale: "simple" }</c>, the binary comparison this double always
+    /// uses, is accepted; any other is refused naming it.</summary>
+    public static void EnsureSimpleCollation(BsonDocument statement)
+    {
+        if (statement.TryGetValue("collation", out var collation)
+            && !(collation is BsonDocument { ElementCount: 1 } spec && spec.GetValue("locale", BsonNull.Value) == "simple"))
+        {
+            throw MongoServerException.NotImplemented($"the collation {collation} (only {{ locale: \"simple\" }})");
+        }
+    }
 }

@@ -121,7 +121,8 @@ internal sealed partial class CommandProcessor
                 try
                 {
                     var statement = Bson.Parse(statements[i]);
-                    CommandArguments.EnsureOnly(statement, "an update statement", "q", "u", "upsert", "multi");
+                    CommandArguments.EnsureOnly(statement, "an update statement", "q", "u", "upsert", "multi", "collation");
+                    CommandArguments.EnsureSimpleCollation(statement);
                     var query = statement.GetValue("q", null) as BsonDocument ?? throw MongoServerException.FailedToParse("BSON field 'update.updates.q' is missing but a required field");
                     var update = statement.GetValue("u", null) ?? throw MongoServerException.FailedToParse("BSON field 'update.updates.u' is missing but a required field");
                     bool multi = statement.GetValue("multi", false).ToBoolean();

@@ -3,8 +3,9 @@ using MongoDB.Bson;
 namespace Compression.Testing.Mongo.Internal;
 
 /// <summary>Query filters: equality on dotted paths (an array matches when it holds the value), <c>$eq $ne $gt $gte
-/// $lt $lte $in $nin $exists $not</c>, <c>$and $or $nor</c> and implicit AND. Every other operator is refused with
-/// BadValue naming it (a real server knows more; this double says what it does not know).</summary>
+/// $lt $lte $in $nin $exists $type $not</c>, <c>$and $or $nor</c>, <c>$expr</c> (the expressions of
+/// <see cref="ExpressionEvaluator"/>) and implicit AND. Every other operator is refused with BadValue naming it (a real
+/// server knows more; this double says what it does not know).</summary>
 internal static class FilterMatcher
 {
     public static void Validate(BsonDocument filter) => Matches(filter, new BsonDocument());
@@ -32,6 +33,7 @@ internal static class FilterMatcher
                 "$or" => Clauses(element).Aggregate(false, (acc, f) => Matches(f, document) | acc),
                 "$nor" => !Clauses(element).Aggregate(false, (acc, f) => Matches(f, document) | acc),
                 "$comment" => true,
+                "$expr" => ExpressionEvaluator.IsTrue(element.Value, document),
                 _ => throw MongoServerException.BadValue($"unknown top level operator: {name}"),
             };
         }
@@ -88,6 +90,13 @@ internal static class FilterMatcher
                     return values.Count > 0 == operand.ToBoolean();
                 }
 
+            case "$type":
+                {
+                    var types = TypeSet(operand);
+                    var (values, _) = DocumentPath.Resolve(document, path);
+                    return values.Any(v => types.Contains(v.BsonType) || (v is BsonArray array && array.Any(item => types.Contains(item.BsonType))));
+                }
+
             case "$not":
                 if (operand is BsonDocument inner && inner.ElementCount > 0 && inner.GetElement(0).Name.StartsWith('$'))
                 {
@@ -106,6 +115,46 @@ internal static class FilterMatcher
             default:
                 throw MongoServerException.BadValue($"unknown operator: {op}");
         }
+    }
+
+    // The $type aliases and codes (BSON's type numbers; "number" is every numeric type).
+    private static readonly Dictionary<string, BsonType[]> TypeAliases = new(StringComparer.Ordinal)
+    {
+        ["double"] = [BsonType.Double], ["string"] = [BsonType.String], ["object"] = [BsonType.Document], ["array"] = [BsonType.Array],
+        ["binData"] = [BsonType.Binary], ["undefined"] = [BsonType.Undefined], ["objectId"] = [BsonType.ObjectId],
+        ["bool"] = [BsonType.Boolean], ["date"] = [BsonType.DateTime], ["null"] = [BsonType.Null], ["regex"] = [BsonType.RegularExpression],
+        ["dbPointer"] = [], ["javascript"] = [BsonType.JavaScript], ["symbol"] = [BsonType.Symbol],
+        ["javascriptWithScope"] = [BsonType.JavaScriptWithScope], ["int"] = [BsonType.Int32], ["timestamp"] = [BsonType.Timestamp],
+        ["long"] = [BsonType.Int64], ["decimal"] = [BsonType.Decimal128], ["minKey"] = [BsonType.MinKey], ["maxKey"] = [BsonType.MaxKey],
+        ["number"] = [BsonType.Double, BsonType.Int32, BsonType.Int64, BsonType.Decimal128],
+    };
+
+    private static HashSet<BsonType> TypeSet(BsonValue operand)
+    {
+        var types = new HashSet<BsonType>();
+        foreach (var item in operand is BsonArray list ? [.. list] : new[] { operand })
+        {
+            if (item.IsString)
+            {
+                types.UnionWith(TypeAliases.TryGetValue(item.AsString, out var aliased)
+                    ? aliased
+                    : throw MongoServerException.BadValue($"Unknown type name alias: {item.AsString}"));
+            }
+            else if (BsonOrder.IsNumber(item))
+            {
+                int code = (int)BsonOrder.ToDouble(item);
+                BsonType type = code == -1 ? BsonType.MinKey : (BsonType)code;
+                types.Add(code is (>= 1 and <= 19 and not 12) or (-1) or 127
+                    ? type
+                    : throw MongoServerException.BadValue($"Invalid numerical type code: {item}"));
+            }
+            else
+            {
+                throw MongoServerException.TypeMismatch("type must be represented as a number or a string");
+            }
+        }
+
+        return types;
     }
 
     private static BsonArray InList(string op, BsonValue operand)

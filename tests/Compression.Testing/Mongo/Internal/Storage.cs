@@ -178,13 +178,18 @@ internal sealed class CollectionState(string database, string name)
     private readonly Dictionary<StoredDocument, int> _positions = new(ReferenceEqualityComparer.Instance);
 
     /// <summary>
-    /// When <paramref name="filter"/> holds a plain equality on <c>_id</c>, the one document the <c>_id_</c> index gives for it
+    /// When <paramref name="filter"/> holds a plain equality on <c>_id</c> (or <c>$eq</c> alone), the one document the <c>_id_</c> index gives for it
     /// (or null when none); false when the filter has no such equality and every document must be scanned.
     /// </summary>
     public bool TryFindById(BsonDocument filter, out StoredDocument? document)
     {
         document = null;
-        if (!filter.TryGetValue("_id", out BsonValue value)
+        if (filter.TryGetValue("_id", out BsonValue value) && value is BsonDocument { ElementCount: 1 } eq && eq.GetElement(0).Name == "$eq")
+        {
+            value = eq[0]; // { _id: { $eq: v } } is the same equality
+        }
+
+        if (!filter.Contains("_id")
             || value is BsonArray or BsonRegularExpression
             || (value is BsonDocument operators && operators.ElementCount > 0 && operators.GetElement(0).Name.StartsWith('$')))
         {
