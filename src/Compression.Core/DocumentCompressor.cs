@@ -198,7 +198,8 @@ public sealed class DocumentCompressor
         int length = header.UncompressedLength;
         if (length <= DirectDecodeLimit)
         {
-            DecompressCore(envelope, header, destination.GetSpan(length)[..length], dictionary);
+            // The writer's span past the document is scratch: a codec may use it as room (ZstdBlockCodec, to skip a copy).
+            DecompressCore(envelope, header, destination.GetSpan(length), length, dictionary);
             destination.Advance(length);
             return;
         }
@@ -263,31 +264,41 @@ public sealed class DocumentCompressor
     private static void ThrowNotAnEnvelope(ReadOnlySpan<byte> value) =>
         ThrowHelper.ThrowCorrupt(value.IsEmpty ? "The value is empty, not an envelope." : $"The value is not an envelope (first byte 0x{value[0]:X2}, expected 0x{DocumentEnvelope.Magic:X2}).");
 
-    internal static void DecompressCore(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, Span<byte> destination, ZstdDictionary? dictionary)
+    internal static void DecompressCore(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, Span<byte> destination, ZstdDictionary? dictionary) =>
+        DecompressCore(envelope, header, destination, destination.Length, dictionary);
+
+    /// <summary>
+    /// Decodes into the first <paramref name="length"/> (the declared length) bytes of <paramref name="output"/>; the
+    /// bytes past them are scratch a codec may overwrite. On failure everything that may have been written is cleared.
+    /// </summary>
+    internal static void DecompressCore(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, Span<byte> output, int length, ZstdDictionary? dictionary)
     {
         CheckDictionary(header, dictionary);
         ReadOnlySpan<byte> payload = envelope.Slice(header.HeaderLength, header.PayloadLength);
         try
         {
-            Codecs.Codec.ForReading(header).Decompress(payload, destination, header.DictionaryId is null ? null : dictionary);
+            Codecs.Codec.ForReading(header).DecompressWithRoom(payload, output, length, header.DictionaryId is null ? null : dictionary);
         }
         catch (Exception ex) when (ex is not OutOfMemoryException and not DictionaryNotFoundException)
         {
-            destination.Clear(); // never leave wrong bytes behind
+            ClearWritten(output, length); // never leave wrong bytes behind
             ThrowCorrupt(header, ex);
         }
 
-        if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], destination, header.Format))
+        if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], output[..length], header.Format))
         {
-            destination.Clear(); // never leave wrong bytes behind
+            ClearWritten(output, length); // never leave wrong bytes behind
             ThrowChecksumMismatch();
         }
     }
 
+    private static void ClearWritten(Span<byte> output, int length) =>
+        output[..Math.Min(output.Length, length + Codecs.ZstdBlockCodec.OutputSlack)].Clear();
+
     /// <summary>
     /// Decodes a payload whose (large) declared length is not yet proven, allocating as the output is produced
     /// (<see cref="Codecs.Codec.DecompressUnproven"/>). Returns <see langword="null"/> when the length was proven without
-    /// decoding: the caller then calls <see cref="DecompressCore"/> on its destination. Otherwise a pooled array holding
+    /// decoding: the caller then calls <see cref="DecompressCore(ReadOnlySpan{byte}, in EnvelopeHeader, Span{byte}, ZstdDictionary?)"/> on its destination. Otherwise a pooled array holding
     /// the document, checksum verified, which the caller returns cleared.
     /// </summary>
     internal static byte[]? DecompressUnproven(ReadOnlySpan<byte> envelope, in EnvelopeHeader header, ZstdDictionary? dictionary)

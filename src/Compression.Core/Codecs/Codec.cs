@@ -27,6 +27,14 @@ internal abstract class Codec
     public abstract void Decompress(ReadOnlySpan<byte> source, Span<byte> destination, ZstdDictionary? dictionary);
 
     /// <summary>
+    /// Decompresses <paramref name="source"/> into the first <paramref name="length"/> bytes of <paramref name="output"/>,
+    /// which may be longer: the bytes past <paramref name="length"/> are scratch the codec may overwrite (an
+    /// <see cref="System.Buffers.IBufferWriter{T}"/>'s span past what is advanced). Throws as <see cref="Decompress"/>.
+    /// </summary>
+    public virtual void DecompressWithRoom(ReadOnlySpan<byte> source, Span<byte> output, int length, ZstdDictionary? dictionary) =>
+        Decompress(source, output[..length], dictionary);
+
+    /// <summary>
     /// The most bytes a payload of <paramref name="payloadLength"/> bytes can decode to: the format's worst-case expansion
     /// (docs/format.md, "Reader obligations"). An envelope that declares more is corrupt, and is rejected before anything
     /// is allocated for it.

@@ -93,6 +93,23 @@ internal sealed unsafe class ZstdBlockCodec : Codec
         if (produced != destination.Length) ThrowLengthMismatch(produced, destination.Length);
     }
 
+    /// <summary>
+    /// With <see cref="OutputSlack"/> bytes of room in <paramref name="output"/> past the document, decodes straight into
+    /// it (no stack buffer, no copy); otherwise as <see cref="Decompress"/>.
+    /// </summary>
+    public override void DecompressWithRoom(ReadOnlySpan<byte> source, Span<byte> output, int length, ZstdDictionary? dictionary)
+    {
+        if (length <= MaxBlockLength && output.Length - OutputSlack >= length)
+        {
+            int produced = DecompressBlock(source, output[..(length + OutputSlack)], dictionary);
+            if (produced != length) ThrowLengthMismatch(produced, length);
+        }
+        else
+        {
+            Decompress(source, output[..length], dictionary);
+        }
+    }
+
     /// <summary>Room past the output that lets zstd finish a block with its fast copies (its <c>WILDCOPY_OVERLENGTH</c>).</summary>
     internal const int OutputSlack = 32;
 

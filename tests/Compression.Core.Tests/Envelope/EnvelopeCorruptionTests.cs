@@ -675,5 +675,59 @@ public sealed class ZstdBlockOutputSlackTests
         Assert.Equal(document, writer.Decompress(honest));
     }
 
+    [Theory]
+    [InlineData(EnvelopeFormat.V2, 0)]
+    [InlineData(EnvelopeFormat.V3, 0)]
+    [InlineData(EnvelopeFormat.V3, 1 << 16)]
+    public void DecompressIntoABufferWriter_WithRoomPastTheDocument_DecodesInPlace_AndRejectsABlockLongerThanDeclared(EnvelopeFormat format, int room)
+    {
+        // Into an IBufferWriter the span past the document is scratch, so a block is decoded straight into it when it has
+        // 32 bytes of room (no copy); the length check must hold there too, and a failure must advance nothing and leave
+        // nothing decoded behind. room 0: the writer gives exactly what is asked (the copy path).
+        var writer = new DocumentCompressor(new DocumentCompressorOptions { Format = format, Checksum = false });
+        byte[] document = System.Text.Encoding.UTF8.GetBytes(string.Concat(Enumerable.Range(0, 30).Select(i => $"{{\"id\":{i},\"name\":\"n{i % 7}\"}}")));
+        byte[] honest = writer.Compress(document);
+        Assert.True(DocumentEnvelope.TryReadHeader(honest, out EnvelopeHeader header));
+
+        var output = new ExactBufferWriter(room);
+        writer.Decompress(honest, output);
+        Assert.Equal(document, output.Written.ToArray());
+
+        foreach (int declared in (int[])[document.Length - 1, document.Length - ZstdBlockCodecSlack, document.Length + 1])
+        {
+            var forged = new List<byte> { honest[0], honest[1] };
+            byte[] varint = new byte[5];
+            forged.AddRange(varint[..Varint.Write(varint, (uint)declared)]);
+            forged.AddRange(honest[header.HeaderLength..]);
+            var target = new ExactBufferWriter(room);
+            var ex = Assert.Throws<InvalidDataException>(() => writer.Decompress(forged.ToArray(), target));
+            Assert.StartsWith("The Zstd payload of the envelope is corrupt", ex.Message, StringComparison.Ordinal);
+            Assert.Equal(0, target.Written.Length);
+            Assert.All(target.Buffer, b => Assert.True(b is 0 or 0xEE)); // cleared where decoded, untouched past that
+            Assert.DoesNotContain(target.Buffer.AsSpan(0, Math.Min(declared, target.Buffer.Length)).ToArray(), b => b == 0xEE);
+        }
+    }
+
+    /// <summary>A writer whose span is exactly the size asked for plus <c>room</c>, filled with 0xEE.</summary>
+    private sealed class ExactBufferWriter(int room) : System.Buffers.IBufferWriter<byte>
+    {
+        private int _written;
+
+        public byte[] Buffer { get; private set; } = [];
+
+        public ReadOnlySpan<byte> Written => Buffer.AsSpan(0, _written);
+
+        public void Advance(int count) => _written += count;
+
+        public Memory<byte> GetMemory(int sizeHint = 0) => throw new NotSupportedException();
+
+        public Span<byte> GetSpan(int sizeHint = 0)
+        {
+            Buffer = new byte[sizeHint + room];
+            Array.Fill(Buffer, (byte)0xEE);
+            return Buffer;
+        }
+    }
+
     private const int ZstdBlockCodecSlack = Compression.Codecs.ZstdBlockCodec.OutputSlack;
 }
