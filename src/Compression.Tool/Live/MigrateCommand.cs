@@ -75,6 +75,8 @@ internal static class MigrateCommand
         foreach (LiveNamespace ns in session.Namespaces)
         {
             StoredDocumentCodec codec = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
+            if (options.Mode == RewriteMode.Compress)
+                await IndexCheck.EnsureClearAsync(session.Collection(ns), ns, codec, cancellationToken).ConfigureAwait(false);
             if (train && options.Mode == RewriteMode.Compress && codec.Namespace.State.UsesDictionary && codec.Namespace.CurrentDictionary is null)
             {
                 // The first dictionary, from the documents about to be compressed (as `train` would): otherwise every one of

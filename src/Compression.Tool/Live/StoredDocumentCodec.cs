@@ -41,6 +41,9 @@ internal sealed class StoredDocumentCodec
 
     public CompressionNamespace Namespace { get; }
 
+    /// <summary>Whether a top-level field of this name is stored in the clear (<c>_id</c>, <c>_t</c> and the configured clear fields).</summary>
+    public bool IsClear(string name) => IsClear(System.Text.Encoding.UTF8.GetBytes(name));
+
     /// <summary>What a stored document is.</summary>
     public static StoredKind Classify(ReadOnlySpan<byte> stored)
     {

@@ -38,6 +38,31 @@ public sealed class LiveUsageTests(MongoFixture fixture) : IClassFixture<MongoFi
     }
 
     [Fact]
+    public async Task Migrate_AnIndexOnAFieldThatWouldBeCompressed_RefusesNamingItAndWritesNothing()
+    {
+        // An index on a field moved inside _z no longer sees it (a TTL index stops expiring, a unique one refuses the
+        // second document): migrate refuses before writing, naming the index and the field.
+        await using var db = fixture.Server.CreateDatabase("indexed");
+        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 50);
+        var movies = db.Database.GetCollection<BsonDocument>("movies");
+        await movies.Indexes.CreateOneAsync(new CreateIndexModel<BsonDocument>(new BsonDocument("year", 1), new CreateIndexOptions { Name = "by_year" }));
+        await movies.Indexes.CreateOneAsync(new CreateIndexModel<BsonDocument>(new BsonDocument { { "title", 1 }, { "year", -1 } }, new CreateIndexOptions { Name = "by_title" }));
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, $"{db.Name}.movies"); // clear: year
+
+        var (exit, output, error) = Docz.Run("migrate", "--config", config);
+        Assert.True(exit == 2, $"exit {exit}: {error}{output}");
+        Assert.Contains("index 'by_title' on 'title'", error, StringComparison.Ordinal);
+        Assert.DoesNotContain("'by_year'", error, StringComparison.Ordinal); // year is clear
+        Assert.Contains("ClearFields", error, StringComparison.Ordinal);
+        Dictionary<BsonValue, byte[]> stored = await LiveData.ReadAllAsync(db.Database, "movies");
+        foreach (var (id, bytes) in originals) Assert.Equal(bytes, stored[id]);
+
+        await movies.Indexes.DropOneAsync("by_title");
+        (exit, output, error) = Docz.Run("migrate", "--config", config);
+        Assert.True(exit == 0, error + output);
+    }
+
+    [Fact]
     public async Task Migrate_ConfigFile_UsesItsConnectionNamespacesAndClearFields()
     {
         await using var db = fixture.Server.CreateDatabase("config");
