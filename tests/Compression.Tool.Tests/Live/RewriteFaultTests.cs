@@ -25,18 +25,7 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
 
         // An interrupted --decompress: documents 1-5 plain again, its checkpoint left unfinished at _id 5.
-        var settings = new LiveSettings { ConfigPath = config, BatchSize = 5 };
-        await using (LiveSession session = LiveSession.Open(settings))
-        {
-            LiveNamespace live = Assert.Single(session.Namespaces);
-            StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
-            int batches = 0;
-            var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = RewriteMode.Decompress }, settings)
-            {
-                BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
-            };
-            await Assert.ThrowsAsync<IOException>(() => rewriter.RunAsync(CancellationToken.None));
-        }
+        await InterruptAtSecondBatchAsync(config, RewriteMode.Decompress);
         migrate = Docz.Run("migrate", "--config", config, "--batch-size", "5", "--no-train"); // all 20 compressed again
         Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
 
@@ -104,19 +93,7 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
             { { "_id", id }, { "title", $"item {i}" }, { "plot", plot } }));
         string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
 
-        var settings = new LiveSettings { ConfigPath = config, BatchSize = 5 };
-        await using (LiveSession session = LiveSession.Open(settings))
-        {
-            LiveNamespace live = Assert.Single(session.Namespaces);
-            StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
-            int batches = 0;
-            var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = RewriteMode.Compress }, settings)
-            {
-                // The second batch holds numbers 6-8 and two strings: the checkpoint stays at the number 5.
-                BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
-            };
-            await Assert.ThrowsAsync<IOException>(() => rewriter.RunAsync(CancellationToken.None));
-        }
+        await InterruptAtSecondBatchAsync(config, RewriteMode.Compress); // numbers 6-8 and two strings: the checkpoint stays at 5
         var resumed = Docz.Run("migrate", "--config", config, "--batch-size", "5", "--no-train", "--format", "json");
         Assert.True(resumed.Exit == 0, resumed.Error + resumed.Output);
         Assert.True(System.Text.Json.JsonDocument.Parse(resumed.Output).RootElement.GetProperty("namespaces")[0].GetProperty("resumed").GetBoolean());
@@ -139,5 +116,20 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         Assert.Equal("maxKey", later[^1].AsString);
         Assert.Equal(["bool", "date", "timestamp", "regex", "dbPointer", "javascript", "javascriptWithScope", "maxKey"],
             DocumentScan.After(ObjectId.GenerateNewId())["$or"][1]["_id"]["$type"].AsBsonArray.Select(v => v.AsString));
+    }
+
+    /// <summary>A rewrite in batches of 5 that fails before writing its second batch: its checkpoint is left unfinished after the first.</summary>
+    private static async Task InterruptAtSecondBatchAsync(string config, RewriteMode mode)
+    {
+        var settings = new LiveSettings { ConfigPath = config, BatchSize = 5 };
+        await using LiveSession session = LiveSession.Open(settings);
+        LiveNamespace live = Assert.Single(session.Namespaces);
+        StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
+        int batches = 0;
+        var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = mode }, settings)
+        {
+            BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
+        };
+        await Assert.ThrowsAsync<IOException>(() => rewriter.RunAsync(CancellationToken.None));
     }
 }
