@@ -96,7 +96,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         ArgumentNullException.ThrowIfNull(context);
         if (!Compress || value is null)
         {
-            _inner.Serialize(context, args, value!);
+            SerializeWithClassMap(context, args, value!);
             return;
         }
 
@@ -104,7 +104,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         // clear ones go to the caller's writer, the others are copied into one reused BSON document that is compressed.
         SerializerScratch scratch = SerializerScratch.Rent();
         scratch.Bson.Position = 0;
-        _inner.Serialize(scratch.WriterContext, args, value); // on a throw the scratch (and its writer's state) is dropped
+        SerializeWithClassMap(scratch.WriterContext, args, value); // on a throw the scratch (and its writer's state) is dropped
         ReadOnlySpan<byte> full = new(scratch.Bson.GetBuffer(), 0, (int)scratch.Bson.Position);
 
         IBsonWriter writer = context.Writer;
@@ -138,10 +138,36 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         SerializerScratch.Return(scratch);
     }
 
+    /// <summary>
+    /// The class map writes <paramref name="value"/>; for an instance of a derived type it hands it to the serializer
+    /// registered for that type, a <see cref="CompressedDerivedSerializer{TDerived, TBase}"/>, which must then write it
+    /// plain (it is being compressed here) rather than compress it a second time: it knows by <see cref="CompressedDocumentSerializer.InClassMap"/>.
+    /// </summary>
+    private void SerializeWithClassMap(BsonSerializationContext context, BsonSerializationArgs args, T value)
+    {
+        object? outer = CompressedDocumentSerializer.InClassMap;
+        CompressedDocumentSerializer.InClassMap = value;
+        try
+        {
+            _inner.Serialize(context, args, value);
+        }
+        finally
+        {
+            CompressedDocumentSerializer.InClassMap = outer;
+        }
+    }
+
     /// <inheritdoc/>
     /// <exception cref="InvalidDataException">The compressed part is corrupt; the message names the document's <c>_id</c>.</exception>
     /// <exception cref="DictionaryNotFoundException">The dictionary it needs cannot be found; the message names the <c>_id</c>.</exception>
-    public override T Deserialize(BsonDeserializationContext context, BsonDeserializationArgs args)
+    public override T Deserialize(BsonDeserializationContext context, BsonDeserializationArgs args) => Read(context, _inner);
+
+    /// <summary>
+    /// Reads a stored document, compressed or plain, and has <paramref name="classMap"/> deserialize the plain form: this
+    /// type's class map, or a derived type's (<see cref="CompressedDerivedSerializer{TDerived, TBase}"/>).
+    /// </summary>
+    internal TResult Read<TResult>(BsonDeserializationContext context, IBsonSerializer<TResult> classMap)
+        where TResult : class
     {
         ArgumentNullException.ThrowIfNull(context);
         if (context.Reader.CurrentBsonType == BsonType.Null)
@@ -164,7 +190,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             // Without a _z, or with a _z this serializer never writes (not BinData 0x80 or 0x81: the application's own
             // field of that name), the document is plain: legacy, or written while compression was off.
             if (compressed is not { } z || z.Type != (byte)BsonType.Binary || z.Value(stored)[4] is not (DocumentSubtype or ElementsSubtype))
-                return ReadPlain(raw);
+                return ReadPlain(raw, classMap);
 
             ReadOnlySpan<byte> value = z.Value(stored);
 
@@ -195,7 +221,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
                 throw new DictionaryNotFoundException(ex.DictionaryId, Namespace, $"document _id {DescribeId(stored)} needs it ({ex.Message})", ex);
             }
 
-            return ReadMerged(stored, z, scratch.First.WrittenSpan, scratch);
+            return ReadMerged(stored, z, scratch.First.WrittenSpan, scratch, classMap);
         }
         finally
         {
@@ -207,13 +233,19 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     /// <exception cref="InvalidOperationException">The member is stored compressed, so no query can use it.</exception>
     public bool TryGetMemberSerializationInfo(string memberName, out BsonSerializationInfo serializationInfo)
     {
+        EnsureClear(memberName, typeof(T));
+        return _inner.TryGetMemberSerializationInfo(memberName, out serializationInfo);
+    }
+
+    /// <exception cref="InvalidOperationException">The member is stored compressed, so no query or update can use it.</exception>
+    internal void EnsureClear(string memberName, Type type)
+    {
         if (!_clearMembers.Contains(memberName) && !_clearElements.Contains(memberName))
         {
             throw new InvalidOperationException(
-                $"Member '{memberName}' of {typeof(T).Name} is compressed (stored inside '{CompressedElementName}' of '{Namespace}'), " +
-                "so filters, sorts, projections and indexes cannot use it. Configure it as a clear field to query it.");
+                $"Member '{memberName}' of {type.Name} is compressed (stored inside '{CompressedElementName}' of '{Namespace}'), " +
+                "so filters, sorts, projections, indexes and updates cannot use it. Configure it as a clear field to query it.");
         }
-        return _inner.TryGetMemberSerializationInfo(memberName, out serializationInfo);
     }
 
     /// <inheritdoc/>
@@ -296,7 +328,8 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     /// Rebuilds the document the class map expects: the stored clear elements, then the decompressed ones (a clear element
     /// wins over a compressed one of the same name: it was set later, by an update).
     /// </summary>
-    private T ReadMerged(ReadOnlySpan<byte> stored, RawBsonElement compressed, ReadOnlySpan<byte> rest, SerializerScratch scratch)
+    private TResult ReadMerged<TResult>(ReadOnlySpan<byte> stored, RawBsonElement compressed, ReadOnlySpan<byte> rest, SerializerScratch scratch,
+        IBsonSerializer<TResult> classMap)
     {
         ArrayBufferWriter<byte> merged = scratch.Second;
         merged.ResetWrittenCount();
@@ -338,7 +371,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         using var buffer = new MergedDocumentBuffer(segment.Array!, segment.Count);
         try
         {
-            return ReadPlain(buffer);
+            return ReadPlain(buffer, classMap);
         }
         finally
         {
@@ -391,11 +424,22 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         return false;
     }
 
-    private T ReadPlain(IByteBuffer document)
+    private static TResult ReadPlain<TResult>(IByteBuffer document, IBsonSerializer<TResult> classMap)
     {
         using var stream = new ByteBufferStream(document);
         using var reader = new BsonBinaryReader(stream);
-        return _inner.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+        // The class map hands a derived instance to the serializer of its type, at the start of this reader: that one
+        // reads it with its class map straight away (CompressedDerivedSerializer.Deserialize), the document being plain here.
+        BsonBinaryReader? outer = CompressedDocumentSerializer.ReadingPlain;
+        CompressedDocumentSerializer.ReadingPlain = reader;
+        try
+        {
+            return classMap.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+        }
+        finally
+        {
+            CompressedDocumentSerializer.ReadingPlain = outer;
+        }
     }
 
     /// <summary>The raw document as one span: the buffer's own bytes when they are contiguous, else a copy into <paramref name="copy"/>.</summary>
@@ -441,16 +485,59 @@ public static class CompressedDocumentSerializer
         where T : class
     {
         var serializer = new CompressedDocumentSerializer<T>(@namespace, options);
+        RegisterOne(typeof(T), serializer);
+        // The derived types the class map knows ([BsonKnownTypes], class maps registered before): a collection obtained
+        // with OfType<TDerived>() serializes, filters and updates through the serializer of TDerived, which must know the
+        // compressed form too (without it, updates of compressed members applied to fields the document does not hold).
+        foreach (Type derived in DerivedTypes(typeof(T)))
+        {
+            var guard = (IBsonSerializer)Activator.CreateInstance(typeof(CompressedDerivedSerializer<,>).MakeGenericType(derived, typeof(T)), serializer)!;
+            RegisterOne(derived, guard);
+        }
+        return serializer;
+    }
+
+    private static void RegisterOne(Type type, IBsonSerializer serializer)
+    {
         try
         {
-            BsonSerializer.RegisterSerializer(typeof(T), serializer);
+            BsonSerializer.RegisterSerializer(type, serializer);
         }
         catch (BsonSerializationException ex)
         {
             throw new InvalidOperationException(
-                $"Cannot register the compressed serializer of {typeof(T).FullName}: the driver already has a serializer for it " +
+                $"Cannot register the compressed serializer of {type.FullName}: the driver already has a serializer for it " +
                 "(registered, or cached by an earlier use of the type). Register compression at start-up, before the first GetCollection<T>.", ex);
         }
-        return serializer;
     }
+
+    /// <summary>Every type the class map of <paramref name="type"/> knows as derived, at any depth, and every registered class map of a derived type.</summary>
+    private static IEnumerable<Type> DerivedTypes(Type type)
+    {
+        var found = new HashSet<Type>();
+        var pending = new Stack<Type>([type]);
+        while (pending.TryPop(out Type? current))
+        {
+            foreach (Type known in BsonClassMap.LookupClassMap(current).KnownTypes)
+            {
+                if (known != type && type.IsAssignableFrom(known) && found.Add(known)) pending.Push(known);
+            }
+        }
+        foreach (BsonClassMap map in BsonClassMap.GetRegisteredClassMaps())
+        {
+            if (map.ClassType != type && type.IsAssignableFrom(map.ClassType) && map.ClassType.IsClass) found.Add(map.ClassType);
+        }
+        return found;
+    }
+
+    /// <summary>
+    /// The value a compressed serializer's class map is writing on this thread: the serializer of a derived type it hands
+    /// the value to writes it plain instead of compressing it again.
+    /// </summary>
+    [ThreadStatic]
+    internal static object? InClassMap;
+
+    /// <summary>The reader over a plain (or merged) document whose root a compressed serializer's class map is reading on this thread.</summary>
+    [ThreadStatic]
+    internal static BsonBinaryReader? ReadingPlain;
 }

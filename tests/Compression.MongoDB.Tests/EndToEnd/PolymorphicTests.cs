@@ -1,6 +1,7 @@
 using Compression.Dictionaries;
 using Compression.Testing.Mongo;
 using MongoDB.Bson;
+using MongoDB.Bson.Serialization;
 using MongoDB.Bson.Serialization.Attributes;
 using MongoDB.Driver;
 using Xunit;
@@ -31,28 +32,36 @@ public sealed class Cat : Animal
 /// A polymorphic class map through <c>MongoClient</c>: the driver adds the discriminator (<c>_t</c>) to the filters of
 /// <c>OfType&lt;TDerived&gt;()</c> and of LINQ type tests without asking the serializer, so it must be stored in the clear.
 /// </summary>
-public sealed class PolymorphicTests : IAsyncLifetime
+public sealed class PolymorphicFixture : IAsyncLifetime
 {
-    private MongoTestServer _server = null!;
-    private MongoTestDatabase _db = null!;
-    private CompressionEngine _engine = null!;
+    public MongoTestServer Server { get; private set; } = null!;
+
+    public MongoTestDatabase Db { get; private set; } = null!;
+
+    public CompressionEngine Engine { get; private set; } = null!;
 
     public async Task InitializeAsync()
     {
-        _server = await MongoTestServer.StartAsync();
-        _db = _server.CreateDatabase("e2e-polymorphic");
-        _engine = E2e.Engine(_db.Database);
-        CompressedDocumentSerializer.Register<Animal>(_engine.GetNamespace($"{_db.Name}.animals"), new CompressedDocumentOptions { ClearFields = ["Name"] });
+        Server = await MongoTestServer.StartAsync();
+        Db = Server.CreateDatabase("e2e-polymorphic");
+        Engine = E2e.Engine(Db.Database);
+        // The driver's registry is global: once per process, for every test of the class.
+        CompressedDocumentSerializer.Register<Animal>(Engine.GetNamespace($"{Db.Name}.animals"), new CompressedDocumentOptions { ClearFields = ["Name"] });
     }
 
     public async Task DisposeAsync()
     {
-        await _engine.DisposeAsync();
-        await _db.DisposeAsync();
-        var failures = _server.Loopback?.Failures ?? [];
-        await _server.DisposeAsync();
+        await Engine.DisposeAsync();
+        await Db.DisposeAsync();
+        var failures = Server.Loopback?.Failures ?? [];
+        await Server.DisposeAsync();
         Assert.Empty(failures);
     }
+}
+
+public sealed class PolymorphicTests(PolymorphicFixture fixture) : IClassFixture<PolymorphicFixture>
+{
+    private readonly MongoTestDatabase _db = fixture.Db;
 
     [Fact]
     public async Task Discriminator_IsStoredInTheClear_SoOfTypeFiltersAndUpdatesMatch()
@@ -69,19 +78,78 @@ public sealed class PolymorphicTests : IAsyncLifetime
         // Found by review: with _t compressed, these filters matched nothing and the update was lost without an error.
         UpdateResult renamed = await animals.OfType<Dog>().UpdateOneAsync(d => d.Id == rex.Id, Builders<Dog>.Update.Set(d => d.Name, "Rex II"));
         Assert.Equal(1, renamed.MatchedCount);
-        Assert.Equal(1, await animals.OfType<Cat>().CountDocumentsAsync(FilterDefinition<Cat>.Empty));
-        Assert.Equal(1, await animals.CountDocumentsAsync(a => a is Dog));
+        Assert.Equal(1, await animals.OfType<Cat>().CountDocumentsAsync(c => c.Id == tom.Id || c.Id == rex.Id));
+        Assert.Equal(1, await animals.CountDocumentsAsync(a => a is Dog && (a.Id == tom.Id || a.Id == rex.Id)));
 
         var dog = Assert.IsType<Dog>(await animals.Find(a => a.Id == rex.Id).SingleAsync());
         Assert.Equal(("Rex II", "collie", "found at the harbour"), (dog.Name, dog.Breed, dog.Story));
-        var cat = Assert.IsType<Cat>(await animals.Find(a => a is Cat).SingleAsync());
+        var cat = Assert.IsType<Cat>(await animals.Find(a => a is Cat && (a.Id == tom.Id || a.Id == rex.Id)).SingleAsync());
         Assert.Equal((9, "never sleeps indoors"), (cat.Lives, cat.Story));
 
-        // Reading through the derived collection takes the derived type's own class map, which says it meets _z.
-        var readThroughOfType = await Record.ExceptionAsync(() => animals.OfType<Dog>().Find(d => d.Id == rex.Id).SingleAsync());
-        Assert.Contains("_z", readThroughOfType?.ToString() ?? "no exception");
+        // The derived collection reads compressed documents too (its serializer is registered with the base type's).
+        Dog throughOfType = await animals.OfType<Dog>().Find(d => d.Id == rex.Id).SingleAsync();
+        Assert.Equal(("Rex II", "collie", "found at the harbour"), (throughOfType.Name, throughOfType.Breed, throughOfType.Story));
 
         DeleteResult deleted = await animals.OfType<Cat>().DeleteOneAsync(c => c.Id == tom.Id);
         Assert.Equal(1, deleted.DeletedCount);
+    }
+
+    [Fact]
+    public async Task OfType_UpdatesAndFiltersOnACompressedMember_FailNamingIt_AndChangeNothing()
+    {
+        // Found by review: OfType<TDerived>() used the derived type's plain class map, so these were sent as if the member
+        // were stored in the clear: $inc made Lives 1 (from a missing field; the clear value then won over the compressed
+        // 9), $set of Breed added a clear copy, a filter on Breed matched nothing, all without an error.
+        IMongoCollection<Animal> animals = _db.Database.GetCollection<Animal>("animals");
+        var tom = new Cat { Id = ObjectId.GenerateNewId(), Name = "Tom", Lives = 9, Story = "never sleeps indoors" };
+        var rex = new Dog { Id = ObjectId.GenerateNewId(), Name = "Rex", Breed = "collie", Story = "found at the harbour" };
+        await animals.InsertManyAsync([tom, rex]);
+        byte[] catBefore = await StoredAsync(tom.Id), dogBefore = await StoredAsync(rex.Id);
+
+        var inc = await Assert.ThrowsAsync<InvalidOperationException>(() =>
+            animals.OfType<Cat>().UpdateOneAsync(c => c.Id == tom.Id, Builders<Cat>.Update.Inc(c => c.Lives, 1)));
+        Assert.Contains("'Lives'", inc.Message);
+        var set = await Assert.ThrowsAsync<InvalidOperationException>(() =>
+            animals.OfType<Dog>().UpdateOneAsync(d => d.Id == rex.Id, Builders<Dog>.Update.Set(d => d.Breed, "beagle")));
+        Assert.Contains("'Breed'", set.Message);
+        var filter = await Assert.ThrowsAsync<InvalidOperationException>(() =>
+            animals.OfType<Dog>().UpdateOneAsync(d => d.Breed == "collie", Builders<Dog>.Update.Set(d => d.Name, "Renamed")));
+        Assert.Contains("'Breed'", filter.Message);
+        var count = await Assert.ThrowsAsync<InvalidOperationException>(() =>
+            animals.CountDocumentsAsync(Builders<Animal>.Filter.OfType<Dog>(d => d.Breed == "collie")));
+        Assert.Contains("'Breed'", count.Message);
+        Assert.Equal(catBefore, await StoredAsync(tom.Id));
+        Assert.Equal(dogBefore, await StoredAsync(rex.Id));
+
+        // What is clear still works through the derived collection, and the document comes back read.
+        Cat? renamed = await animals.OfType<Cat>().FindOneAndUpdateAsync<Cat>(c => c.Id == tom.Id, Builders<Cat>.Update.Set(c => c.Name, "Tom II"),
+            new FindOneAndUpdateOptions<Cat> { ReturnDocument = ReturnDocument.After });
+        Assert.Equal(("Tom II", 9, "never sleeps indoors"), (renamed!.Name, renamed.Lives, renamed.Story));
+    }
+
+    [Fact]
+    public async Task OfType_InsertAndReplace_AreStoredCompressedWithTheDiscriminator_AndReadByEitherCollection()
+    {
+        IMongoCollection<Animal> animals = _db.Database.GetCollection<Animal>("animals");
+        IMongoCollection<Dog> dogs = animals.OfType<Dog>();
+        var fido = new Dog { Id = ObjectId.GenerateNewId(), Name = "Fido", Breed = "terrier", Story = "digs under every fence" };
+        await dogs.InsertOneAsync(fido);
+        BsonDocument stored = BsonSerializer.Deserialize<BsonDocument>(await StoredAsync(fido.Id));
+        Assert.Equal(["_id", "_t", "Name", "_z"], stored.Names);
+
+        fido.Breed = "spaniel";
+        ReplaceOneResult replaced = await dogs.ReplaceOneAsync(d => d.Id == fido.Id, fido);
+        Assert.Equal(1, replaced.ModifiedCount);
+        stored = BsonSerializer.Deserialize<BsonDocument>(await StoredAsync(fido.Id));
+        Assert.Equal(["_id", "_t", "Name", "_z"], stored.Names);
+        var read = Assert.IsType<Dog>(await animals.Find(a => a.Id == fido.Id).SingleAsync());
+        Assert.Equal(("Fido", "spaniel", "digs under every fence"), (read.Name, read.Breed, read.Story));
+        Assert.Equal("spaniel", (await dogs.Find(d => d.Id == fido.Id).SingleAsync()).Breed);
+    }
+
+    private async Task<byte[]> StoredAsync(ObjectId id)
+    {
+        using RawBsonDocument raw = await _db.Database.GetCollection<RawBsonDocument>("animals").Find(new BsonDocument("_id", id)).SingleAsync();
+        return raw.Slice.AccessBackingBytes(0).AsSpan(0, raw.Slice.Length).ToArray();
     }
 }
