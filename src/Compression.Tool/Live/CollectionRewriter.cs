@@ -202,7 +202,16 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
             switch (options.Mode)
             {
                 case RewriteMode.Compress:
-                    return kind == StoredKind.Compressed ? Decision.Skip : Checked(document.Bytes, codec.Compress(document.Bytes));
+                    if (kind == StoredKind.Plain) return Checked(document.Bytes, codec.Compress(document.Bytes));
+                    {
+                        // Compressed already; rewritten only when ClearFields changed since (a field made clear is moved
+                        // out of _z, one no longer clear into it).
+                        await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
+                        byte[] decoded = codec.Decode(document.Bytes);
+                        if (codec.SplitIsCurrent(document.Bytes, decoded)) return Decision.Skip;
+                        LiveChecks.WellFormed(decoded);
+                        return Checked(decoded, codec.Compress(decoded));
+                    }
                 case RewriteMode.Decompress:
                     if (kind == StoredKind.Plain) return Decision.Skip;
                     await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);

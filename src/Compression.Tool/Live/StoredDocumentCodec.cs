@@ -145,6 +145,38 @@ internal sealed class StoredDocumentCodec
         }
     }
 
+    /// <summary>
+    /// Whether a compressed document is split as the configuration splits it now: the elements stored in the clear are
+    /// exactly those of its decoded form (<paramref name="plain"/>) that are configured clear. Not so when
+    /// <c>ClearFields</c> changed since it was written: a field made clear later is still inside <c>_z</c>, where the
+    /// server cannot see it (an <c>$inc</c> on it starts from nothing, and that clear value then wins on reading).
+    /// </summary>
+    public bool SplitIsCurrent(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> plain)
+    {
+        var storedElements = new RawBsonWalker(stored);
+        var plainElements = new RawBsonWalker(plain);
+        while (true)
+        {
+            RawBsonElement s = default;
+            bool hasStored;
+            do
+            {
+                hasStored = storedElements.TryNext(out s);
+            }
+            while (hasStored && s.Name(stored).SequenceEqual(CompressedName) && s.Type == BinaryType); // the envelope
+            RawBsonElement p = default;
+            bool hasPlain;
+            do
+            {
+                hasPlain = plainElements.TryNext(out p);
+            }
+            while (hasPlain && !IsClear(p.Name(plain)));
+            if (hasStored != hasPlain) return false;
+            if (!hasStored) return true;
+            if (!s.Name(stored).SequenceEqual(p.Name(plain))) return false;
+        }
+    }
+
     /// <summary>Loads the dictionary a stored document's envelope names, when it is not in memory yet.</summary>
     public ValueTask EnsureDictionaryAsync(ReadOnlyMemory<byte> stored, CancellationToken cancellationToken)
     {

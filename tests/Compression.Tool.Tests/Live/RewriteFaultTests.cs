@@ -118,6 +118,42 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
             DocumentScan.After(ObjectId.GenerateNewId())["$or"][1]["_id"]["$type"].AsBsonArray.Select(v => v.AsString));
     }
 
+    [Fact]
+    public async Task Migrate_AfterClearFieldsChanged_MovesTheFieldsOutOfAndIntoTheCompressedPart()
+    {
+        // Found by review: documents compressed before a field was added to ClearFields kept it inside _z, where the
+        // server does not see it: an $inc of the new clear field started from nothing and that value then won on reading
+        // (1973 + 1 read back as 1), and filters on it skipped every older document. migrate left them alone (compressed
+        // already). It now rewrites a compressed document whose clear fields are not the configured ones.
+        await using var db = fixture.Server.CreateDatabase("clear-changed");
+        string ns = $"{db.Name}.movies";
+        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 60);
+        string directory = Directory.CreateTempSubdirectory("cfg-").FullName;
+        var first = Docz.Run("migrate", "--config", Docz.WriteConfig(directory, fixture.Server.ConnectionString, ns, clearField: "year"));
+        Assert.True(first.Exit == 0, first.Error + first.Output);
+        var movies = db.Database.GetCollection<BsonDocument>("movies");
+        Assert.Equal(["_id", "year", "_z"], (await movies.Find(FilterDefinition<BsonDocument>.Empty).FirstAsync()).Names);
+
+        string changed = Docz.WriteConfig(directory, fixture.Server.ConnectionString, ns, clearField: "title"); // year no longer clear
+        var second = Docz.Run("migrate", "--config", changed, "--format", "json");
+        Assert.True(second.Exit == 0, second.Error + second.Output);
+        Assert.Equal(60, System.Text.Json.JsonDocument.Parse(second.Output).RootElement.GetProperty("namespaces")[0].GetProperty("written").GetInt64());
+        foreach (BsonDocument stored in await movies.Find(FilterDefinition<BsonDocument>.Empty).ToListAsync())
+            Assert.Equal(["_id", "title", "_z"], stored.Names);
+        ObjectId someone = originals.Keys.Order().First();
+        string title = BsonSerializer.Deserialize<BsonDocument>(originals[someone])["title"].AsString;
+        long sameTitle = originals.Values.Count(o => BsonSerializer.Deserialize<BsonDocument>(o)["title"].AsString == title);
+        Assert.Equal(sameTitle, await movies.CountDocumentsAsync(new BsonDocument("title", title))); // the server sees it now
+
+        var third = Docz.Run("migrate", "--config", changed, "--format", "json"); // nothing left to move
+        Assert.True(third.Exit == 0, third.Error + third.Output);
+        Assert.Equal(60, System.Text.Json.JsonDocument.Parse(third.Output).RootElement.GetProperty("namespaces")[0].GetProperty("skipped").GetInt64());
+        var undo = Docz.Run("migrate", "--decompress", "--config", changed);
+        Assert.True(undo.Exit == 0, undo.Error + undo.Output);
+        Dictionary<BsonValue, byte[]> restored = await LiveData.ReadAllAsync(db.Database, "movies");
+        foreach (var (id, bytes) in originals) Assert.Equal(bytes, restored[id]);
+    }
+
     /// <summary>A rewrite in batches of 5 that fails before writing its second batch: its checkpoint is left unfinished after the first.</summary>
     private static async Task InterruptAtSecondBatchAsync(string config, RewriteMode mode)
     {
