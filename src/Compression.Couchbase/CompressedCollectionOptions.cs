@@ -10,6 +10,7 @@ public sealed class CompressedCollectionOptions
     public bool Compress { get; set; } = true;
 
     /// <summary>The transcoder that turns values into JSON and back, before compression and after decompression.</summary>
-    /// <value>Defaults to <see langword="null"/>: the SDK's <see cref="JsonTranscoder"/> with its default serializer.</value>
+    /// <value>Defaults to <see langword="null"/>: the cluster's own transcoder (<c>ClusterOptions.WithTranscoder</c>, else the
+    /// SDK's <see cref="JsonTranscoder"/> over the serializer of <c>ClusterOptions.WithSerializer</c>), as the plain collection uses.</value>
     public ITypeTranscoder? JsonTranscoder { get; set; }
 }

@@ -113,7 +113,8 @@ public sealed class CompressingTranscoder : ITypeTranscoder
         if (typeof(T) != typeof(byte[]) && typeof(T) != typeof(System.Buffers.IMemoryOwner<byte>)) return false;
         try
         {
-            return _inner.GetFormat(default(T)!).DataFormat != DataFormat.Json;
+            // What decides is how the inner transcoder WROTE the bytes (as byte[]), not whether it can write the read type.
+            return _inner.GetFormat(default(byte[])!).DataFormat != DataFormat.Json;
         }
         catch (Exception ex) when (ex is InvalidOperationException or NotSupportedException or ArgumentException)
         {

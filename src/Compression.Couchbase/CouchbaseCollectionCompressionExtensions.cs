@@ -1,5 +1,6 @@
 using Compression.Couchbase.Internal;
 using Compression.Dictionaries;
+using Couchbase.Core.IO.Transcoders;
 using Couchbase.KeyValue;
 
 namespace Compression.Couchbase;
@@ -25,7 +26,12 @@ public static class CouchbaseCollectionCompressionExtensions
         if (collection is CompressedCollection compressed) collection = compressed.Inner;
         string name = NamespaceName(collection);
         CompressionNamespace @namespace = engine.GetNamespace(name);
-        var transcoder = new CompressingTranscoder(@namespace, options?.JsonTranscoder, options?.Compress ?? true);
+        // Without one in the options, the cluster's own (ClusterOptions.WithTranscoder, or the SDK's JsonTranscoder over the
+        // serializer of ClusterOptions.WithSerializer): what the plain collection reads and writes with. A Newtonsoft
+        // default here read a System.Text.Json application's documents without their [JsonPropertyName] fields.
+        ITypeTranscoder? inner = options?.JsonTranscoder
+            ?? collection.Scope?.Bucket?.Cluster?.ClusterServices?.GetService(typeof(ITypeTranscoder)) as ITypeTranscoder;
+        var transcoder = new CompressingTranscoder(@namespace, inner, options?.Compress ?? true);
         return new CompressedCollection(collection, transcoder);
     }
 

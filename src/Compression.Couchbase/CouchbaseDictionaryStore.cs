@@ -246,6 +246,8 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     private async ValueTask<int> ReadHintAsync(ICouchbaseCollection collection, string ns, CancellationToken cancellationToken)
     {
         string key = HintKey(ns);
+        try
+        {
         return await ReadSmallAsync(collection, key, cancellationToken, static (body, _) =>
         {
             // Only a hint: anything unreadable counts as no hint (the version keys are probed instead).
@@ -260,6 +262,11 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
                 return 0;
             }
         }).ConfigureAwait(false);
+        }
+        catch (InvalidDataException)
+        {
+            return 0; // only a hint: an oversized one is no hint either
+        }
     }
 
     /// <summary>Writes the hint; a failure leaves it stale, which readers correct by probing, so it is not an error.</summary>

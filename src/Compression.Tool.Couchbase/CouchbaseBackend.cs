@@ -181,15 +181,20 @@ internal sealed class CouchbaseBackend : ILiveBackend
         return json;
     }
 
-    private static void WellFormed(byte[] json)
+    /// <summary>
+    /// The check <c>verify</c> and <c>--decompress</c> make on a decompressed document, and <c>migrate</c> on a plain one
+    /// before compressing it, so that nothing is compressed that could not be decompressed again. Deep nesting is allowed
+    /// (4096 levels: System.Text.Json's default of 64 refused documents that the compressed collection stores).
+    /// </summary>
+    private static void WellFormed(ReadOnlyMemory<byte> json, string what = "the decompressed document")
     {
         try
         {
-            using var _ = JsonDocument.Parse(json);
+            using var _ = JsonDocument.Parse(json, new JsonDocumentOptions { MaxDepth = 4096 });
         }
         catch (JsonException ex)
         {
-            throw new InvalidDataException($"the decompressed document is not well-formed JSON: {ex.Message}", ex);
+            throw new InvalidDataException($"{what} is not well-formed JSON: {ex.Message}", ex);
         }
     }
 
@@ -311,7 +316,14 @@ internal sealed class CouchbaseBackend : ILiveBackend
             if (read is null) return new Outcome(DecisionKind.Skip, null, null, default); // removed since the scan: nothing to rewrite
             Outcome decision = await DecideAsync(handle, read, options, current, cancellationToken).ConfigureAwait(false);
             if (decision.Kind != DecisionKind.Write) return decision;
-            if (await BodyAccess.ReplaceAsync(collection, read, decision.Replacement!, decision.Flags, expiry, cancellationToken).ConfigureAwait(false)) return decision;
+            try
+            {
+                if (await BodyAccess.ReplaceAsync(collection, read, decision.Replacement!, decision.Flags, expiry, cancellationToken).ConfigureAwait(false)) return decision;
+            }
+            catch (global::Couchbase.Core.Exceptions.KeyValue.ValueToolargeException ex)
+            {
+                return Outcome.Fail($"its new form has {decision.Replacement!.Length} bytes, over Couchbase's 20 MB limit; left as it is ({ex.Message})");
+            }
         }
         return new Outcome(DecisionKind.Fail, null, $"it changed under every one of {Attempts} attempts to replace it; left as it is", default);
     }
@@ -328,6 +340,7 @@ internal sealed class CouchbaseBackend : ILiveBackend
                 case RewriteMode.Compress:
                     if (kind == BodyKind.Compressed) return Outcome.Skip;
                     if (kind == BodyKind.Other) return Outcome.Unchanged; // not JSON: the compressed collection stores it as it is too
+                    WellFormed(read.Body, "the document (flagged JSON)");
                     return Checked(handle, read.Body, handle.Compress(read.Body), read.With(DataFormat.Binary));
                 case RewriteMode.Decompress:
                     if (kind != BodyKind.Compressed) return Outcome.Skip;
@@ -341,7 +354,7 @@ internal sealed class CouchbaseBackend : ILiveBackend
                     return again.Kind == DecisionKind.Write && again.Replacement!.Length >= read.Body.Length ? Outcome.Unchanged : again;
             }
         }
-        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
+        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException or ArgumentException)
         {
             return Outcome.Fail(ex.Message);
         }
