@@ -217,6 +217,10 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
                     await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
                     byte[] plain = codec.Decode(document.Bytes);
                     LiveChecks.WellFormed(plain);
+                    // The serializer sends only the compressed form, so a document may be over the server's limit once plain.
+                    int limit = MaxDocumentSize();
+                    if (plain.Length > limit)
+                        return Decision.Fail($"its plain form has {plain.Length:N0} bytes, over the server's document limit of {limit:N0}: left compressed");
                     return Decision.Write(plain);
                 default:
                     if (kind == StoredKind.Plain) return Decision.Unchanged; // migrate compresses it
@@ -228,11 +232,16 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
                     return again.Kind == DecisionKind.Write && again.Replacement!.Length >= document.Bytes.Length ? Decision.Unchanged : again;
             }
         }
-        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException or FormatException or EndOfStreamException)
+        // ArgumentException: the engine refuses a document over MaxUncompressedLength; a failure of that document, not of the run.
+        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException or FormatException or EndOfStreamException or ArgumentException)
         {
             return Decision.Fail(ex.Message);
         }
     }
+
+    /// <summary>The largest document the server takes (its <c>maxBsonObjectSize</c>; 16 MiB on every MongoDB version).</summary>
+    private int MaxDocumentSize() =>
+        _collection.Database.Client.Cluster.Description.Servers.Select(s => s.MaxDocumentSize).Where(size => size > 0).DefaultIfEmpty(16 * 1024 * 1024).Min();
 
     /// <summary>A replacement is written only when it reads back as the very bytes it replaces.</summary>
     private Decision Checked(byte[] plain, byte[] stored) =>

@@ -154,6 +154,59 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         foreach (var (id, bytes) in originals) Assert.Equal(bytes, restored[id]);
     }
 
+    [Fact]
+    public async Task Migrate_OneDocumentOverMaxUncompressedLength_FailsAlone_AndTheOthersAreCompressed()
+    {
+        // Found by review (on Couchbase, the same gap here): the engine refuses a document over MaxUncompressedLength with
+        // an ArgumentException, which the rewrite did not count as that document's failure: the run aborted, and every
+        // resumed run aborted again at the same batch.
+        await using var db = fixture.Server.CreateDatabase("over-limit");
+        string ns = $"{db.Name}.movies";
+        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 40);
+        var large = new BsonDocument { { "_id", ObjectId.GenerateNewId() }, { "title", "Catalogue" }, { "plot", string.Concat(Enumerable.Repeat("every film of the archive, ", 1500)) } };
+        await db.Database.GetCollection<BsonDocument>("movies").InsertOneAsync(large);
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
+        File.WriteAllText(config, File.ReadAllText(config).Replace("\"Dictionary\": {", "\"MaxUncompressedLength\": 32768, \"Dictionary\": {", StringComparison.Ordinal));
+
+        var run = Docz.Run("migrate", "--config", config, "--batch-size", "10", "--format", "json");
+        Assert.True(run.Exit == 1, $"exit {run.Exit}: {run.Error}{run.Output}");
+        System.Text.Json.JsonElement result = System.Text.Json.JsonDocument.Parse(run.Output).RootElement.GetProperty("namespaces")[0];
+        Assert.Equal(1, result.GetProperty("failed").GetInt64());
+        Assert.Contains("MaxUncompressedLength", result.GetProperty("failures")[0].GetProperty("error").GetString(), StringComparison.Ordinal);
+        Dictionary<BsonValue, byte[]> stored = await LiveData.ReadAllAsync(db.Database, "movies");
+        Assert.All(originals.Keys, id => Assert.True(LiveData.IsCompressed(stored[id])));
+        Assert.False(LiveData.IsCompressed(stored[large["_id"]]));
+    }
+
+    [Fact]
+    public async Task MigrateDecompress_OneDocumentOver16MBOncePlain_FailsAlone_AndTheOthersAreDecompressed()
+    {
+        // The serializer stores a document whose plain form is over MongoDB's 16 MB limit (only the compressed form is
+        // sent); it cannot be written back plain, and that must be its failure, not the run's.
+        await using var db = fixture.Server.CreateDatabase("over-16mb");
+        string ns = $"{db.Name}.movies";
+        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 30);
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
+        var migrate = Docz.Run("migrate", "--config", config, "--no-train");
+        Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
+        var big = new BsonDocument { { "_id", ObjectId.GenerateNewId() }, { "title", "Everything" }, { "plot", new string('a', 17_000_000) } };
+        var settings = new LiveSettings { ConfigPath = config };
+        await using (LiveSession session = LiveSession.Open(settings))
+        {
+            StoredDocumentCodec codec = await session.OpenAsync(Assert.Single(session.Namespaces), CancellationToken.None);
+            using var compressed = new RawBsonDocument(codec.Compress(big.ToBson()));
+            await db.Database.GetCollection<RawBsonDocument>("movies").InsertOneAsync(compressed);
+        }
+
+        var undo = Docz.Run("migrate", "--decompress", "--config", config, "--batch-size", "10", "--format", "json");
+        Assert.True(undo.Exit == 1, $"exit {undo.Exit}: {undo.Error}{undo.Output}");
+        System.Text.Json.JsonElement result = System.Text.Json.JsonDocument.Parse(undo.Output).RootElement.GetProperty("namespaces")[0];
+        Assert.Equal(1, result.GetProperty("failed").GetInt64());
+        Dictionary<BsonValue, byte[]> stored = await LiveData.ReadAllAsync(db.Database, "movies");
+        foreach (var (id, bytes) in originals) Assert.Equal(bytes, stored[id]);
+        Assert.True(LiveData.IsCompressed(stored[big["_id"]]));
+    }
+
     /// <summary>A rewrite in batches of 5 that fails before writing its second batch: its checkpoint is left unfinished after the first.</summary>
     private static async Task InterruptAtSecondBatchAsync(string config, RewriteMode mode)
     {
