@@ -72,16 +72,7 @@ public sealed class CouchbaseRewriteFaultTests : IAsyncLifetime
         Assert.True(exit == 0, error + json);
 
         // The application stores a 25 MB document through the compressed collection: its envelope is far under 20 MiB.
-        var random = new Random(4);
-        var big = new MemoryStream();
-        big.Write("{\"items\":["u8);
-        for (int i = 0; big.Length < 25_000_000; i++)
-        {
-            if (i > 0) big.WriteByte((byte)',');
-            big.Write(TestDocuments.Movie(random));
-        }
-        big.Write("]}"u8);
-        byte[] bigJson = big.ToArray();
+        byte[] bigJson = MovieList(25_000_000, seed: 4);
         await using (ICluster cluster = await Cluster.ConnectAsync(Server.ConnectionString, new ClusterOptions
                      { KvTimeout = TimeSpan.FromSeconds(30) }.WithPasswordAuthentication(Server.Username, Server.Password)))
         {
@@ -98,22 +89,16 @@ public sealed class CouchbaseRewriteFaultTests : IAsyncLifetime
         (exit, json, error) = Run("migrate", "--decompress", "--batch-size", "10");
         int plainAfter = originals.Count(o => Server.TryGetDocument(o.Key, out KvDocument? d) && d.Value.Span.SequenceEqual(o.Value));
         Assert.True(plainAfter == originals.Count, $"{plainAfter} of {originals.Count} documents decompressed; exit {exit}; {error} {json}");
+        Assert.Equal(1, exit); // the big one is a failure, named in the report, and stays compressed
+        Assert.Contains("\"big\"", json, StringComparison.Ordinal);
+        Assert.True(Server.TryGetDocument("big", out KvDocument? still) && DocumentEnvelope.IsEnvelope(still.Value.Span));
     }
 
     [Fact]
     public void One_document_over_MaxUncompressedLength_fails_alone_and_migrate_compresses_the_others()
     {
         Dictionary<string, byte[]> originals = _bucket.Arrange(100, seed: 5);
-        var random = new Random(6);
-        var large = new MemoryStream();
-        large.Write("{\"items\":["u8);
-        for (int i = 0; large.Length < 40_000; i++)
-        {
-            if (i > 0) large.WriteByte((byte)',');
-            large.Write(TestDocuments.Movie(random));
-        }
-        large.Write("]}"u8);
-        Server.PutDocument("catalog", large.ToArray(), LoopbackBucket.JsonFlags, dataType: 1); // sorts before doc::
+        Server.PutDocument("catalog", MovieList(40_000, seed: 6), LoopbackBucket.JsonFlags, dataType: 1); // sorts before doc::
         string config = Path.Combine(_bucket.Directory, "limited.json");
         string text = File.ReadAllText(_bucket.Config);
         Assert.Contains("{ \"Dictionary\": {", text, StringComparison.Ordinal);
@@ -125,6 +110,21 @@ public sealed class CouchbaseRewriteFaultTests : IAsyncLifetime
         int compressed = originals.Keys.Count(k => Server.TryGetDocument(k, out KvDocument? d) && DocumentEnvelope.IsEnvelope(d.Value.Span));
         Assert.True(compressed == originals.Count, $"{compressed} of {originals.Count} compressed; exit {exit}; {error} {output}");
         Assert.Equal(1, exit); // one failure, named in the report
+    }
+
+    /// <summary>A JSON document <c>{"items": [movie, ...]}</c> of at least <paramref name="bytes"/> bytes.</summary>
+    private static byte[] MovieList(int bytes, int seed)
+    {
+        var random = new Random(seed);
+        var list = new MemoryStream();
+        list.Write("{\"items\":["u8);
+        for (int i = 0; list.Length < bytes; i++)
+        {
+            if (i > 0) list.WriteByte((byte)',');
+            list.Write(TestDocuments.Movie(random));
+        }
+        list.Write("]}"u8);
+        return list.ToArray();
     }
 
     private (int Exit, string Output, string Error) Run(params string[] args)
