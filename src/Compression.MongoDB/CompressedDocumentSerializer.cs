@@ -525,7 +525,8 @@ public static class CompressedDocumentSerializer
         }
         foreach (BsonClassMap map in BsonClassMap.GetRegisteredClassMaps())
         {
-            if (map.ClassType != type && type.IsAssignableFrom(map.ClassType) && map.ClassType.IsClass) found.Add(map.ClassType);
+            if (map.ClassType != type && type.IsAssignableFrom(map.ClassType) && map.ClassType.IsClass && !map.ClassType.ContainsGenericParameters)
+                found.Add(map.ClassType);
         }
         return found;
     }
