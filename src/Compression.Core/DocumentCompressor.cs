@@ -24,6 +24,13 @@ public sealed class DocumentCompressor
     private readonly bool _requireChecksum;
     private readonly EnvelopeFormat _format;
 
+    /// <summary>
+    /// Whether a dictionary's shape table is used to pack documents (<see cref="CompressionCodec.PackedZstd"/>). A
+    /// namespace with <c>PackDocuments = false</c> (for readers that do not know codec 7 yet) writes plain zstd even with
+    /// a dictionary another client trained with a table.
+    /// </summary>
+    internal bool Pack { get; init; } = true;
+
     /// <summary>Creates a compressor; the options are validated and copied.</summary>
     /// <exception cref="ArgumentException">The options are invalid; the message lists every problem.</exception>
     public DocumentCompressor(DocumentCompressorOptions? options = null)
@@ -107,7 +114,7 @@ public sealed class DocumentCompressor
             // does not apply to is written as zstd with the same dictionary. Packed needs format v2 or v3 and the checksum.
             CompressionCodec written = _codec.Id;
             int payloadLength = 0;
-            bool compressed = room > 0 && dictionaryId is not null && dictionary!.Shapes is not null && _checksum && _format != EnvelopeFormat.V1
+            bool compressed = room > 0 && dictionaryId is not null && Pack && dictionary!.Shapes is not null && _checksum && _format != EnvelopeFormat.V1
                 && PackedZstdCodec.Instance.TryCompress(source, destination.Slice(headerLength, room), _level, dictionary, out payloadLength)
                 && payloadLength <= room;
             if (compressed) written = CompressionCodec.PackedZstd;

@@ -59,8 +59,20 @@ public sealed class CompressionEngineOptions
     {
         const string root = SectionName;
         var errors = new List<string>();
+        // A dictionary trained larger than MaxDictionaryBytes would be written with, then refused by every reader with the
+        // same options (the writer too, once it left the cache): found by review, documents written with it were unreadable.
+        void DictionaryFits(string key, NamespaceOptions settings)
+        {
+            if (settings.Dictionary is { } d && d.DictionarySize > MaxDictionaryBytes)
+                errors.Add($"{key}:{nameof(NamespaceOptions.Dictionary)}:{nameof(DictionaryOptions.DictionarySize)}: {d.DictionarySize} is over " +
+                    $"{root}:{nameof(MaxDictionaryBytes)} ({MaxDictionaryBytes}), the largest dictionary a reader accepts; allowed: {ZstdDictionary.MinimumSize} to {MaxDictionaryBytes}.");
+        }
         if (Defaults is null) errors.Add($"{root}:{nameof(Defaults)}: null; allowed: a section of namespace settings.");
-        else errors.AddRange(Defaults.Validate($"{root}:{nameof(Defaults)}"));
+        else
+        {
+            errors.AddRange(Defaults.Validate($"{root}:{nameof(Defaults)}"));
+            DictionaryFits($"{root}:{nameof(Defaults)}", Defaults);
+        }
         if (Namespaces is null) errors.Add($"{root}:{nameof(Namespaces)}: null; allowed: a section keyed by namespace.");
         else
         {
@@ -69,7 +81,11 @@ public sealed class CompressionEngineOptions
                 string key = $"{root}:{nameof(Namespaces)}:{name}";
                 if (!NamespaceName.IsValid(name, out string? why)) errors.Add($"{key}: '{name}' is not a namespace name: {why}");
                 if (ns is null) errors.Add($"{key}: null; allowed: a section of namespace settings.");
-                else errors.AddRange(ns.Validate(key));
+                else
+                {
+                    errors.AddRange(ns.Validate(key));
+                    DictionaryFits(key, ns);
+                }
             }
         }
         void Positive(string name, TimeSpan value, TimeSpan max)

@@ -23,7 +23,7 @@ internal sealed class NamespaceState
     {
         Name = name;
         Settings = settings;
-        Compressor = new DocumentCompressor(settings.ToCompressorOptions());
+        Compressor = new DocumentCompressor(settings.ToCompressorOptions()) { Pack = settings.Dictionary.PackDocuments };
         UsesDictionary = settings.UsesDictionary;
         var d = settings.Dictionary;
         Reservoir = new SampleReservoir(d.MaxSampleCount, d.MaxSampleBytes, d.MaxSampleDocumentSize, random);

@@ -338,6 +338,7 @@ public sealed class CompressionEngineTests
 
         var small = CompressionEngineOptionsBuilder.Fast();
         small.MaxDictionaryBytes = 1024;
+        small.Defaults.Dictionary.DictionarySize = 1024; // within what it accepts (or the options are refused)
         await using var strict = TestEngine.Create(good, small);
         ex = Assert.Throws<InvalidDataException>(() => strict.GetNamespace("db.other").Decompress(envelope));
         Assert.Contains("MaxDictionaryBytes", ex.Message);
