@@ -8,17 +8,28 @@ namespace Compression.Dictionaries;
 /// </summary>
 internal sealed class BackgroundWork : IDisposable
 {
-    private readonly CancellationTokenSource _stopping = new();
+    private readonly CancellationTokenSource _stopping;
     private readonly ConcurrentDictionary<Task, byte> _running = new();
 
-    public CancellationToken Stopping => _stopping.Token;
+    // Taken once: reading CancellationTokenSource.Token after Dispose throws, and Run is called from the write path, which
+    // a disposal racing with it must never fail (found by review: a write that had succeeded could throw).
+    private readonly CancellationToken _token;
 
-    public bool IsStopping => _stopping.IsCancellationRequested;
+    public BackgroundWork()
+    {
+        _stopping = new CancellationTokenSource();
+        _token = _stopping.Token;
+    }
 
+    public CancellationToken Stopping => _token;
+
+    public bool IsStopping => _token.IsCancellationRequested;
+
+    /// <summary>Starts <paramref name="work"/> unless stopping; never throws (it is called on the write path).</summary>
     public void Run(Func<CancellationToken, Task> work)
     {
-        if (_stopping.IsCancellationRequested) return;
-        CancellationToken token = _stopping.Token;
+        CancellationToken token = _token;
+        if (token.IsCancellationRequested) return;
         Task task = Task.Run(async () =>
         {
             try

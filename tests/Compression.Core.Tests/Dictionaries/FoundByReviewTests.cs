@@ -83,4 +83,31 @@ public sealed class FoundByReviewTests
         }
         Assert.All(codecs, c => Assert.Equal(CompressionCodec.Zstd, c));
     }
+
+    [Fact]
+    public async Task BackgroundWork_StartedAfterDisposal_NeitherThrowsNorRuns()
+    {
+        // Suspected by review: the write path starts background work (a training run) after the envelope is written; a
+        // disposal between the "stopping?" check and the token read threw ObjectDisposedException out of a write that had
+        // succeeded. Dispose without a stop is the widest form of that window.
+        var work = new BackgroundWork();
+        work.Dispose();
+        Exception? thrown = Record.Exception(() => work.Run(_ => Task.CompletedTask));
+        Assert.Null(thrown);
+        await work.WhenIdleAsync();
+
+        // Stopped (as the engine stops before it disposes): nothing starts any more.
+        var stopped = new BackgroundWork();
+        await stopped.StopAsync(CancellationToken.None);
+        stopped.Dispose();
+        bool started = false;
+        stopped.Run(_ =>
+        {
+            started = true;
+            return Task.CompletedTask;
+        });
+        await stopped.WhenIdleAsync();
+        Assert.False(started);
+        Assert.True(stopped.IsStopping);
+    }
 }
