@@ -85,7 +85,7 @@ public sealed class FoundByReviewTests
     }
 
     [Fact]
-    public async Task BackgroundWork_StartedAfterDisposal_NeitherThrowsNorRuns()
+    public async Task BackgroundWork_StartedAfterDisposal_DoesNotThrow_AndNothingStartsOnceStopped()
     {
         // Suspected by review: the write path starts background work (a training run) after the envelope is written; a
         // disposal between the "stopping?" check and the token read threw ObjectDisposedException out of a write that had
