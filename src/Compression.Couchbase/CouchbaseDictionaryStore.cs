@@ -248,20 +248,20 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         string key = HintKey(ns);
         try
         {
-        return await ReadSmallAsync(collection, key, cancellationToken, static (body, _) =>
-        {
-            // Only a hint: anything unreadable counts as no hint (the version keys are probed instead).
-            try
+            return await ReadSmallAsync(collection, key, cancellationToken, static (body, _) =>
             {
-                using JsonDocument json = JsonDocument.Parse(body);
-                return json.RootElement.ValueKind == JsonValueKind.Object && json.RootElement.TryGetProperty("version", out JsonElement v)
-                    && v.TryGetInt32(out int version) && version > 0 ? version : 0;
-            }
-            catch (JsonException)
-            {
-                return 0;
-            }
-        }).ConfigureAwait(false);
+                // Only a hint: anything unreadable counts as no hint (the version keys are probed instead).
+                try
+                {
+                    using JsonDocument json = JsonDocument.Parse(body);
+                    return json.RootElement.ValueKind == JsonValueKind.Object && json.RootElement.TryGetProperty("version", out JsonElement v)
+                        && v.TryGetInt32(out int version) && version > 0 ? version : 0;
+                }
+                catch (JsonException)
+                {
+                    return 0;
+                }
+            }).ConfigureAwait(false);
         }
         catch (InvalidDataException)
         {

@@ -203,30 +203,25 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
             {
                 case RewriteMode.Compress:
                     if (kind == StoredKind.Plain) return Checked(document.Bytes, codec.Compress(document.Bytes));
-                    {
-                        // Compressed already; rewritten only when ClearFields changed since (a field made clear is moved
-                        // out of _z, one no longer clear into it).
-                        await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
-                        byte[] decoded = codec.Decode(document.Bytes);
-                        if (codec.SplitIsCurrent(document.Bytes, decoded)) return Decision.Skip;
-                        LiveChecks.WellFormed(decoded);
-                        return Checked(decoded, codec.Compress(decoded));
-                    }
+                    // Compressed already; rewritten only when ClearFields changed since (a field made clear is moved out of
+                    // _z, one no longer clear into it).
+                    byte[] decoded = await DecodeAsync(document, cancellationToken).ConfigureAwait(false);
+                    if (codec.SplitIsCurrent(document.Bytes, decoded)) return Decision.Skip;
+                    LiveChecks.WellFormed(decoded);
+                    return Checked(decoded, codec.Compress(decoded));
                 case RewriteMode.Decompress:
                     if (kind == StoredKind.Plain) return Decision.Skip;
-                    await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
-                    byte[] plain = codec.Decode(document.Bytes);
+                    byte[] plain = await DecodeAsync(document, cancellationToken).ConfigureAwait(false);
                     LiveChecks.WellFormed(plain);
                     // The serializer sends only the compressed form, so a document may be over the server's limit once plain.
-                    int limit = MaxDocumentSize();
+                    int limit = _maxDocumentSize ??= MaxDocumentSize();
                     if (plain.Length > limit)
                         return Decision.Fail($"its plain form has {plain.Length:N0} bytes, over the server's document limit of {limit:N0}: left compressed");
                     return Decision.Write(plain);
                 default:
                     if (kind == StoredKind.Plain) return Decision.Unchanged; // migrate compresses it
                     if (options.Level is null && EnvelopeDictionary(document.Bytes) is { } used && used == current?.Id) return Decision.Unchanged;
-                    await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
-                    byte[] original = codec.Decode(document.Bytes);
+                    byte[] original = await DecodeAsync(document, cancellationToken).ConfigureAwait(false);
                     LiveChecks.WellFormed(original);
                     Decision again = Checked(original, codec.Compress(original));
                     return again.Kind == DecisionKind.Write && again.Replacement!.Length >= document.Bytes.Length ? Decision.Unchanged : again;
@@ -238,6 +233,15 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
             return Decision.Fail(ex.Message);
         }
     }
+
+    /// <summary>The plain form of a compressed document, its dictionary loaded first when it is not in memory.</summary>
+    private async Task<byte[]> DecodeAsync(ScannedDocument document, CancellationToken cancellationToken)
+    {
+        await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
+        return codec.Decode(document.Bytes);
+    }
+
+    private int? _maxDocumentSize;
 
     /// <summary>The largest document the server takes (its <c>maxBsonObjectSize</c>; 16 MiB on every MongoDB version).</summary>
     private int MaxDocumentSize() =>

@@ -194,6 +194,9 @@ public sealed class CompressedCollectionTests(ITestOutputHelper output) : IAsync
         using IGetResult read = await client.Compressed.GetAsync(key);
         Assert.Equal(json, read.ContentAs<byte[]>());
         Assert.Equal(System.Text.Encoding.UTF8.GetString(json), read.ContentAs<string>());
+        // Found by review too (eighth session): read as an IMemoryOwner<byte> it gave the envelope.
+        using (System.Buffers.IMemoryOwner<byte> owner = read.ContentAs<System.Buffers.IMemoryOwner<byte>>()!)
+            Assert.Equal(json, owner.Memory.ToArray());
     }
 
     [Fact]

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Text.Json.Serialization;
 using Compression.Dictionaries;
 using Couchbase.Core.IO.Serializers;
@@ -17,20 +16,6 @@ public sealed class FoundByReviewTests(ITestOutputHelper output) : IAsyncLifetim
     public async Task InitializeAsync() => _target = await CouchbaseTarget.StartAsync(output);
 
     public async Task DisposeAsync() => await _target.DisposeAsync();
-
-    [Fact]
-    public async Task Raw_json_read_as_an_IMemoryOwner_gives_the_document_not_the_envelope()
-    {
-        Client client = await _target.ConnectAsync(collectionOptions: new CompressedCollectionOptions { JsonTranscoder = new RawJsonTranscoder() });
-        byte[] json = "{\"name\":\"Ada Lovelace\",\"born\":1815,\"notes\":\"first programmer, first programmer, first programmer\"}"u8.ToArray();
-        string key = _target.Key("raw-json-owner");
-        await client.Compressed.UpsertAsync(key, json);
-        Assert.True((await CouchbaseTarget.ReadRawAsync(client.Plain, key)).IsEnvelope);
-
-        using IGetResult read = await client.Compressed.GetAsync(key);
-        using IMemoryOwner<byte> owner = read.ContentAs<IMemoryOwner<byte>>()!;
-        Assert.Equal(json, owner.Memory.ToArray());
-    }
 
     public sealed record Person([property: JsonPropertyName("first_name")] string? FirstName, [property: JsonPropertyName("born")] int Born);
 
