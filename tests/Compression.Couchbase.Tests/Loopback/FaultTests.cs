@@ -100,7 +100,12 @@ public sealed class FaultTests(ITestOutputHelper output)
             await bucket.DefaultCollection().GetAsync("any", o => o.Timeout(TimeSpan.FromSeconds(1)));
         });
         output.WriteLine($"while refusing: {refused.GetType().Name}: {refused.Message}");
-        Assert.True(refused is AggregateException or CouchbaseException, refused.ToString());
+        // The SDK's Cluster.BucketAsync builds its AggregateException from a List<Exception> that its bootstrap loop clears
+        // and fills at the same time (Cluster.cs, _deferredExceptions, 3.9.5): now and then the copy holds a null and the
+        // constructor throws ArgumentException instead. It is still the failed bootstrap this test shows; the race is the SDK's.
+        bool sdkListRace = refused is ArgumentException && refused.Message.StartsWith("An element of innerExceptions was null.", StringComparison.Ordinal)
+            && refused.StackTrace?.Contains("Couchbase.Cluster.BucketAsync", StringComparison.Ordinal) == true;
+        Assert.True(refused is AggregateException or CouchbaseException || sdkListRace, refused.ToString());
         Assert.True(server.ConnectionsRefused > 0);
         Assert.Equal(0, server.ConnectionsAccepted);
 
