@@ -368,14 +368,16 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
 
         if (!MemoryMarshal.TryGetArray(merged.WrittenMemory, out ArraySegment<byte> segment) || segment.Offset != 0)
             throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
-        using var buffer = new MergedDocumentBuffer(segment.Array!, segment.Count);
+        MergedDocumentReader reader = scratch.RentReader();
+        bool reusable = false;
         try
         {
-            return ReadPlain(buffer, classMap);
+            return reader.Read(segment.Array!, segment.Count, classMap, out reusable);
         }
         finally
         {
-            if (buffer.Sliced) scratch.GiveAwaySecond(); // raw members of the document (RawBsonDocument, ...) share the array
+            if (reader.Sliced) scratch.GiveAwaySecond(); // raw members of the document (RawBsonDocument, ...) share the array
+            scratch.ReturnReader(reader, reusable);
         }
     }
 

@@ -5,8 +5,9 @@ using MongoDB.Bson.Serialization;
 namespace Compression.MongoDB;
 
 /// <summary>
-/// The reused buffers of one serializer call, cached per thread: the class map's BSON output (with its writer), and two
-/// buffer writers (the compressed part and its envelope on writes; the decompressed part and the merged document on reads).
+/// The reused buffers of one serializer call, cached per thread: the class map's BSON output (with its writer), two
+/// buffer writers (the compressed part and its envelope on writes; the decompressed part and the merged document on reads),
+/// and the reader of merged documents.
 /// A nested call on the same thread (a compressed type inside another) finds the cache empty and gets its own.
 /// Buffers grown past <see cref="MaxRetainedBytes"/> by a huge document are not kept.
 /// </summary>
@@ -38,6 +39,19 @@ internal sealed class SerializerScratch
     /// that the next document is never written over bytes a caller still reads.
     /// </summary>
     public void GiveAwaySecond() => Second = new ArrayBufferWriter<byte>(1024);
+
+    private MergedDocumentReader? _reader;
+
+    /// <summary>The reader of merged documents (<see cref="MergedDocumentReader"/>), made on first use.</summary>
+    public MergedDocumentReader RentReader()
+    {
+        MergedDocumentReader reader = _reader ?? new MergedDocumentReader();
+        _reader = null;
+        return reader;
+    }
+
+    /// <summary>Keeps <paramref name="reader"/> for the next document when it finished this one cleanly; otherwise drops it.</summary>
+    public void ReturnReader(MergedDocumentReader reader, bool reusable) => _reader = reusable ? reader : null;
 
     public static SerializerScratch Rent()
     {
