@@ -351,9 +351,9 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             {
                 ReadOnlySpan<byte> name = element.Name(rest);
                 if (listed >= 0 ? IsListed(stored, clearNames[..(2 * listed)], name) : IsStoredInTheClear(stored, compressed, name)) continue;
-                // docz keeps the place of a clear field that was not leading by a MinKey placeholder; without its clear
-                // value (removed by the application) the field is gone.
-                if (element.Type == CompressedDocumentSerializer.ClearFieldPlaceholderType && ClearName(name) is not null) continue;
+                // docz keeps the place of a clear field that was not leading by a placeholder; without its clear value
+                // (removed by the application) the field is gone.
+                if (ClearFieldPlaceholder.Is(element, rest) || (element.Type == ClearFieldPlaceholder.LegacyType && ClearName(name) is not null)) continue;
                 element.Bytes(rest).CopyTo(target[length..]);
                 length += element.End - element.Start;
             }
@@ -470,13 +470,6 @@ public sealed class CompressedDocumentOptions
 /// <summary>Registration of <see cref="CompressedDocumentSerializer{T}"/> with the driver's global serializer registry.</summary>
 public static class CompressedDocumentSerializer
 {
-    /// <summary>
-    /// The BSON type of the placeholder <c>docz migrate</c> leaves in the compressed part where a clear field that does not
-    /// lead the document stood: MinKey, an element without a value. Readers drop it (the clear value, if any, is read from
-    /// the clear part).
-    /// </summary>
-    internal const byte ClearFieldPlaceholderType = 0xFF;
-
     /// <summary>
     /// Creates and registers the serializer of <typeparamref name="T"/>. Call it at start-up, before the first
     /// <c>GetCollection&lt;T&gt;</c> or any other use of the type by the driver.

@@ -533,6 +533,34 @@ public sealed class CompressedDocumentSerializerTests : IAsyncLifetime
         }
     }
 
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public void Deserialize_AClearFieldsPlaceholderWithoutItsClearValue_ReadsAsAbsent(bool currentForm)
+    {
+        // docz migrate keeps the place of a clear field that is not leading by a placeholder in the compressed part. Without
+        // the clear value (the application removed it) the field is absent: today's placeholder says what it is, whatever
+        // ClearFields says now; the older one (MinKey) is known while its name is configured clear.
+        var movie = NewMovie(new Random(3));
+        BsonDocument rest = movie.ToBsonDocument(PlainSerializer);
+        rest.Remove("_id");
+        rest["Year"] = currentForm ? new BsonBinaryData("docz clear field"u8.ToArray(), (BsonBinarySubType)0x82) : BsonMinKey.Value;
+        byte[] elements = rest.ToBson();
+        CompressionNamespace handle = _engine.GetNamespace(Ns);
+        var stored = new BsonDocument
+        {
+            { "_id", movie.Id },
+            { CompressedDocumentSerializer<Movie>.CompressedElementName, new BsonBinaryData(handle.Compress(elements.AsSpan(4, elements.Length - 5)), (BsonBinarySubType)0x81) },
+        };
+        var serializer = new CompressedDocumentSerializer<Movie>(handle, new CompressedDocumentOptions { ClearFields = currentForm ? ["Genre"] : ["Year"] });
+
+        Movie read = ReadBinary(serializer, stored);
+
+        Assert.Equal(0, read.Year);
+        movie.Year = 0;
+        AssertSame(movie, read);
+    }
+
     public sealed class MovieWithTextYear
     {
         public ObjectId Id { get; set; }

@@ -205,13 +205,15 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
                     if (kind == StoredKind.Plain) return Checked(document.Bytes, codec.Compress(document.Bytes));
                     // Compressed already; rewritten only when ClearFields changed since (a field made clear is moved out of
                     // _z, one no longer clear into it).
-                    byte[] decoded = await DecodeAsync(document, cancellationToken).ConfigureAwait(false);
-                    if (codec.SplitIsCurrent(document.Bytes, decoded)) return Decision.Skip;
+                    (byte[] decoded, bool legacyPlaceholders) = await DecodeAsync(document, cancellationToken).ConfigureAwait(false);
+                    // Placeholders of the older form (MinKey) are rewritten too: they stop being known as placeholders once
+                    // their field leaves ClearFields.
+                    if (!legacyPlaceholders && codec.SplitIsCurrent(document.Bytes, decoded)) return Decision.Skip;
                     LiveChecks.WellFormed(decoded);
                     return Checked(decoded, codec.Compress(decoded));
                 case RewriteMode.Decompress:
                     if (kind == StoredKind.Plain) return Decision.Skip;
-                    byte[] plain = await DecodeAsync(document, cancellationToken).ConfigureAwait(false);
+                    byte[] plain = (await DecodeAsync(document, cancellationToken).ConfigureAwait(false)).Plain;
                     LiveChecks.WellFormed(plain);
                     // The serializer sends only the compressed form, so a document may be over the server's limit once plain.
                     int limit = _maxDocumentSize ??= MaxDocumentSize();
@@ -221,7 +223,7 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
                 default:
                     if (kind == StoredKind.Plain) return Decision.Unchanged; // migrate compresses it
                     if (options.Level is null && EnvelopeDictionary(document.Bytes) is { } used && used == current?.Id) return Decision.Unchanged;
-                    byte[] original = await DecodeAsync(document, cancellationToken).ConfigureAwait(false);
+                    byte[] original = (await DecodeAsync(document, cancellationToken).ConfigureAwait(false)).Plain;
                     LiveChecks.WellFormed(original);
                     Decision again = Checked(original, codec.Compress(original));
                     return again.Kind == DecisionKind.Write && again.Replacement!.Length >= document.Bytes.Length ? Decision.Unchanged : again;
@@ -234,11 +236,15 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
         }
     }
 
-    /// <summary>The plain form of a compressed document, its dictionary loaded first when it is not in memory.</summary>
-    private async Task<byte[]> DecodeAsync(ScannedDocument document, CancellationToken cancellationToken)
+    /// <summary>
+    /// The plain form of a compressed document, its dictionary loaded first when it is not in memory, and whether it holds
+    /// placeholders of the older form (<see cref="StoredDocumentCodec.Decode(ReadOnlySpan{byte}, out bool)"/>).
+    /// </summary>
+    private async Task<(byte[] Plain, bool LegacyPlaceholders)> DecodeAsync(ScannedDocument document, CancellationToken cancellationToken)
     {
         await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
-        return codec.Decode(document.Bytes);
+        byte[] plain = codec.Decode(document.Bytes, out bool legacyPlaceholders);
+        return (plain, legacyPlaceholders);
     }
 
     private int? _maxDocumentSize;

@@ -17,8 +17,8 @@ namespace Compression.Tool.Live;
 /// The serializer reads a stored document as its clear elements, then the decompressed ones, a clear element winning over a
 /// compressed one of the same name. A plain document whose clear fields all come before its first compressed field (the
 /// usual case: <c>_id</c> is always first) splits so that this order is its own order. A clear field that comes later is
-/// stored in the clear, and its place in the compressed part is kept by a placeholder (a MinKey element of its name): the
-/// serializer drops it, and <see cref="Decode"/> puts the clear value back at that place (or nothing, when the
+/// stored in the clear, and its place in the compressed part is kept by a placeholder (<see cref="ClearFieldPlaceholder"/>,
+/// an element of its name that says what it is): the serializer drops it, and <see cref="Decode"/> puts the clear value back at that place (or nothing, when the
 /// application removed the field), so a migrated document decompresses to its original bytes exactly. Documents migrated
 /// before 2026-11-24 (seventh session) hold a copy of the value instead of the placeholder: read the same way while the
 /// clear field is there, but the copy comes back if the application removes the clear field.
@@ -122,7 +122,13 @@ internal sealed class StoredDocumentCodec
     /// <summary>The plain document a compressed one holds (its dictionary must be loaded: see <see cref="EnsureDictionaryAsync"/>).</summary>
     /// <exception cref="InvalidDataException">The document or its envelope is corrupt.</exception>
     /// <exception cref="DictionaryNotFoundException">The dictionary it names cannot be found.</exception>
-    public byte[] Decode(ReadOnlySpan<byte> stored)
+    public byte[] Decode(ReadOnlySpan<byte> stored) => Decode(stored, out _);
+
+    /// <summary>
+    /// <see cref="Decode(ReadOnlySpan{byte})"/>, saying whether the compressed part holds placeholders of the older form
+    /// (MinKey, see <see cref="ClearFieldPlaceholder"/>), which migrate rewrites.
+    /// </summary>
+    public byte[] Decode(ReadOnlySpan<byte> stored, out bool legacyPlaceholders)
     {
         ReadOnlySpan<byte> envelope = Envelope(stored, out bool elementsOnly);
         if (envelope.IsEmpty && Classify(stored) != StoredKind.Compressed)
@@ -137,7 +143,7 @@ internal sealed class StoredDocumentCodec
         }
         try
         {
-            return Merge(stored, rest);
+            return Merge(stored, rest, out legacyPlaceholders);
         }
         catch (InvalidDataException ex)
         {
@@ -196,9 +202,9 @@ internal sealed class StoredDocumentCodec
             {
                 clear?.Write(bytes);
                 if (leading) continue; // its place is the clear part's: before every compressed element
-                // Its place among the compressed elements is kept by a placeholder (MinKey, no value), not by a copy of the
-                // value: a copy came back as the field's value once the application had removed the clear one ($unset).
-                WritePlaceholder(rest, element.Name(plain));
+                // Its place among the compressed elements is kept by a placeholder, not by a copy of the value: a copy came
+                // back as the field's value once the application had removed the clear one ($unset).
+                ClearFieldPlaceholder.Write(rest, element.Name(plain));
                 continue;
             }
             leading = false;
@@ -207,15 +213,6 @@ internal sealed class StoredDocumentCodec
         rest.GetSpan(1)[0] = 0;
         rest.Advance(1);
         FixLength(rest);
-    }
-
-    private static void WritePlaceholder(ArrayBufferWriter<byte> rest, ReadOnlySpan<byte> name)
-    {
-        Span<byte> target = rest.GetSpan(name.Length + 2);
-        target[0] = CompressedDocumentSerializer.ClearFieldPlaceholderType;
-        name.CopyTo(target[1..]);
-        target[name.Length + 1] = 0;
-        rest.Advance(name.Length + 2);
     }
 
     private static void Reserve(ArrayBufferWriter<byte> writer, int count)
@@ -247,8 +244,9 @@ internal sealed class StoredDocumentCodec
     /// replaced by the stored clear element of the same name when there is one (the clear one wins, as in the serializer);
     /// a placeholder of a clear field the stored document no longer has (removed by the application) is dropped.
     /// </summary>
-    private byte[] Merge(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> rest)
+    private byte[] Merge(ReadOnlySpan<byte> stored, ReadOnlySpan<byte> rest, out bool legacyPlaceholders)
     {
+        legacyPlaceholders = false;
         var output = new ArrayBufferWriter<byte>(stored.Length + rest.Length);
         Reserve(output, 4); // the length, set at the end
 
@@ -264,8 +262,10 @@ internal sealed class StoredDocumentCodec
         while (restElements.TryNext(out RawBsonElement element))
         {
             ReadOnlySpan<byte> name = element.Name(rest);
+            bool legacy = element.Type == ClearFieldPlaceholder.LegacyType && IsClear(name);
+            legacyPlaceholders |= legacy;
             if (!name.SequenceEqual(CompressedName) && Find(stored, name) is { } clear) output.Write(clear.Bytes(stored));
-            else if (element.Type != CompressedDocumentSerializer.ClearFieldPlaceholderType || !IsClear(name)) output.Write(element.Bytes(rest));
+            else if (!legacy && !ClearFieldPlaceholder.Is(element, rest)) output.Write(element.Bytes(rest));
         }
         output.GetSpan(1)[0] = 0;
         output.Advance(1);

@@ -16,11 +16,11 @@ internal sealed class AdapterReader : IAsyncDisposable
     private readonly CompressionEngine _engine;
     private readonly CompressedDocumentSerializer<LiveMovie> _serializer;
 
-    public AdapterReader(string connection, string database, string ns)
+    public AdapterReader(string connection, string database, string ns, string clearField = "year")
     {
         _client = new MongoClient(connection);
         _engine = new CompressionEngine(new MongoDictionaryStore(_client.GetDatabase(database)));
-        _serializer = new CompressedDocumentSerializer<LiveMovie>(_engine.GetNamespace(ns), new CompressedDocumentOptions { ClearFields = ["year"] });
+        _serializer = new CompressedDocumentSerializer<LiveMovie>(_engine.GetNamespace(ns), new CompressedDocumentOptions { ClearFields = [clearField] });
     }
 
     public int DictionaryFetches { get; private set; }
