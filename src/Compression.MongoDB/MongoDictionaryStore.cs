@@ -8,7 +8,8 @@ namespace Compression.MongoDB;
 /// <summary>
 /// A <see cref="DictionaryStore"/> in the application's own MongoDB database, shared by every client of it: collection
 /// <c>_compression.dictionaries</c>, one document per version,
-/// <c>{ _id: &lt;id as long&gt;, ns, v, content: BinData(0), hash, created, codec, level, samples, ratio }</c>.
+/// <c>{ _id: &lt;id as long&gt;, ns, v, content: BinData(0), hash, created, codec, level, samples, ratio }</c>, and
+/// <c>shapes: BinData(0), shapesHash</c> when the dictionary has a shape table.
 /// </summary>
 /// <remarks>
 /// Publication is an insert: a unique index on <c>{ ns: 1, v: 1 }</c> (created once, idempotently, before the first

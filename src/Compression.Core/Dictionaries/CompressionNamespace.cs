@@ -33,7 +33,7 @@ public sealed class CompressionNamespace
     /// <summary>The codec new documents are compressed with.</summary>
     public CompressionCodec Codec => _state.Compressor.Codec;
 
-    /// <summary>The envelope format new documents are written in (both are read). Adapters may tie their own layout to it.</summary>
+    /// <summary>The envelope format new documents are written in (every format is read). Adapters may tie their own layout to it.</summary>
     public EnvelopeFormat Format => _state.Compressor.Format;
 
     /// <summary>The top-level fields the namespace's settings keep uncompressed, for adapters whose documents have fields.</summary>

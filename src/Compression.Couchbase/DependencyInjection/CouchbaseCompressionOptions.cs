@@ -25,6 +25,7 @@ public sealed class CouchbaseCompressionOptions
     public bool Compress { get; set; } = true;
 
     /// <summary>The transcoder that turns values into JSON and back.</summary>
-    /// <value>Defaults to <see langword="null"/>: the SDK's <see cref="JsonTranscoder"/>.</value>
+    /// <value>Defaults to <see langword="null"/>: the cluster's own transcoder (<c>ClusterOptions.WithTranscoder</c>, else the
+    /// SDK's <see cref="JsonTranscoder"/> over the serializer of <c>ClusterOptions.WithSerializer</c>), as the plain collection uses.</value>
     public ITypeTranscoder? JsonTranscoder { get; set; }
 }
