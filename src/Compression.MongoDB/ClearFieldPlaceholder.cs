@@ -8,12 +8,16 @@ namespace Compression.MongoDB;
 /// stood, so that <c>docz migrate --decompress</c> puts the clear value back at its place: an element of the field's name
 /// holding <c>BinData(0x82, "docz clear field")</c>. Readers drop it whatever the configuration says (the clear value, if
 /// the document still has one, is read from the clear part). It names itself, so it is recognized after the field has
-/// been taken out of <c>ClearFields</c> too.
+/// been taken out of <c>ClearFields</c> too. An application value that is exactly this is refused on write by the
+/// serializer (it would be dropped on reading), and by docz's round-trip check.
 /// </summary>
 /// <remarks>
-/// Documents migrated between 2026-11-24 and 2026-11-25 hold the older form, a MinKey element (no value), which is taken
-/// for a placeholder only while its name is configured clear (<see cref="LegacyType"/>); <c>docz migrate</c> rewrites
-/// them into this form.
+/// Documents migrated between 2026-11-24 and 2026-11-25 hold the older form, a MinKey element (no value,
+/// <see cref="LegacyType"/>). It cannot be told from an application's own MinKey value, so readers take it for a value;
+/// while the document holds the clear value of its name, that wins (as over any compressed value of the name), and
+/// <c>docz migrate</c> rewrites such documents into this form. One whose clear value the application removed before
+/// that rewrite reads a MinKey value of the field. (Until 2026-11-25 a MinKey of a field configured clear was dropped as
+/// a placeholder: an application's MinKey in a field made clear later was lost.)
 /// </remarks>
 internal static class ClearFieldPlaceholder
 {

@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Buffers.Binary;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
 using System.Text;
 using Compression.Dictionaries;
@@ -121,6 +122,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             }
             else
             {
+                if (ClearFieldPlaceholder.Is(element, full)) ThrowPlaceholderValue(element.Name(full));
                 element.Bytes(full).CopyTo(rest[restLength..]);
                 restLength += element.End - element.Start;
             }
@@ -137,6 +139,12 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         writer.WriteEndDocument();
         SerializerScratch.Return(scratch);
     }
+
+    /// <summary>A value readers would drop as docz's placeholder is refused rather than written and lost.</summary>
+    [DoesNotReturn]
+    private void ThrowPlaceholderValue(ReadOnlySpan<byte> name) => throw new InvalidOperationException(
+        $"Member '{Encoding.UTF8.GetString(name)}' of {typeof(T).Name} holds BinData(0x82, \"docz clear field\"), the placeholder docz keeps " +
+        $"in the compressed part of '{Namespace}': readers would drop it. Store another value, or make the member a clear field.");
 
     /// <summary>
     /// The class map writes <paramref name="value"/>; for an instance of a derived type it hands it to the serializer
@@ -352,8 +360,9 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
                 ReadOnlySpan<byte> name = element.Name(rest);
                 if (listed >= 0 ? IsListed(stored, clearNames[..(2 * listed)], name) : IsStoredInTheClear(stored, compressed, name)) continue;
                 // docz keeps the place of a clear field that was not leading by a placeholder; without its clear value
-                // (removed by the application) the field is gone.
-                if (ClearFieldPlaceholder.Is(element, rest) || (element.Type == ClearFieldPlaceholder.LegacyType && ClearName(name) is not null)) continue;
+                // (removed by the application) the field is gone. A MinKey (the older placeholder's form) is a value: it
+                // cannot be told from the application's own MinKey, and a value is never dropped (ClearFieldPlaceholder).
+                if (ClearFieldPlaceholder.Is(element, rest)) continue;
                 element.Bytes(rest).CopyTo(target[length..]);
                 length += element.End - element.Start;
             }

@@ -125,8 +125,8 @@ internal sealed class StoredDocumentCodec
     public byte[] Decode(ReadOnlySpan<byte> stored) => Decode(stored, out _);
 
     /// <summary>
-    /// <see cref="Decode(ReadOnlySpan{byte})"/>, saying whether the compressed part holds placeholders of the older form
-    /// (MinKey, see <see cref="ClearFieldPlaceholder"/>), which migrate rewrites.
+    /// <see cref="Decode(ReadOnlySpan{byte})"/>, saying whether the compressed part may hold placeholders of the older form
+    /// (a MinKey element with a clear element of its name, see <see cref="ClearFieldPlaceholder"/>), which migrate rewrites.
     /// </summary>
     public byte[] Decode(ReadOnlySpan<byte> stored, out bool legacyPlaceholders)
     {
@@ -262,10 +262,14 @@ internal sealed class StoredDocumentCodec
         while (restElements.TryNext(out RawBsonElement element))
         {
             ReadOnlySpan<byte> name = element.Name(rest);
-            bool legacy = element.Type == ClearFieldPlaceholder.LegacyType && IsClear(name);
-            legacyPlaceholders |= legacy;
-            if (!name.SequenceEqual(CompressedName) && Find(stored, name) is { } clear) output.Write(clear.Bytes(stored));
-            else if (!legacy && !ClearFieldPlaceholder.Is(element, rest)) output.Write(element.Bytes(rest));
+            if (!name.SequenceEqual(CompressedName) && Find(stored, name) is { } clear)
+            {
+                // A MinKey with a clear value of its name may be the older placeholder: the clear value wins either way,
+                // and a rewrite (migrate) puts today's placeholder in its place.
+                legacyPlaceholders |= element.Type == ClearFieldPlaceholder.LegacyType;
+                output.Write(clear.Bytes(stored));
+            }
+            else if (!ClearFieldPlaceholder.Is(element, rest)) output.Write(element.Bytes(rest));
         }
         output.GetSpan(1)[0] = 0;
         output.Advance(1);

@@ -151,6 +151,34 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         foreach (var (key, bytes) in originals) Assert.Equal(bytes, restored[key]);
     }
 
+    [Fact]
+    public async Task Migrate_AfterAFieldHoldingMinKeyIsMadeClear_KeepsTheValue()
+    {
+        // Found by review: a MinKey inside _z whose name was configured clear was dropped as the older placeholder, so an
+        // application's MinKey (a range bound) in a field made clear later was lost by the re-split and by --decompress.
+        await using var db = fixture.Server.CreateDatabase("minkey-made-clear");
+        string ns = $"{db.Name}.items";
+        await db.Database.GetCollection<BsonDocument>("items").InsertManyAsync(Enumerable.Range(1, 40).Select(i => new BsonDocument
+        {
+            { "_id", i }, { "title", $"item {i}" }, { "low", i % 2 == 0 ? BsonMinKey.Value : (BsonValue)i },
+            { "plot", string.Concat(Enumerable.Repeat("a detective returns to the town ", 8)) }, { "year", 1990 + i },
+        }));
+        Dictionary<BsonValue, byte[]> originals = await LiveData.ReadAllAsync(db.Database, "items");
+        string yearClear = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
+        var migrate = Docz.Run("migrate", "--config", yearClear);
+        Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
+
+        string lowClear = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns, clearField: "low");
+        var again = Docz.Run("migrate", "--config", lowClear, "--no-train");
+        Assert.True(again.Exit == 0, again.Error + again.Output);
+        var undo = Docz.Run("migrate", "--decompress", "--config", lowClear);
+        Assert.True(undo.Exit == 0, undo.Error + undo.Output);
+
+        Dictionary<BsonValue, byte[]> restored = await LiveData.ReadAllAsync(db.Database, "items");
+        foreach (var (id, bytes) in originals)
+            Assert.Equal(bytes, restored[id]); // low: MinKey kept, byte for byte
+    }
+
     /// <summary>The compressed part of a stored document (subtype 0x81: the elements alone) as a document.</summary>
     private static async Task<BsonDocument> RestAsync(Compression.Dictionaries.CompressionNamespace handle, BsonDocument stored)
     {
