@@ -44,11 +44,7 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         // the compressed part; once the application $unset the clear one, its serializer and migrate --decompress both
         // brought the old value back. The place is now kept by a placeholder without the value.
         await using var db = fixture.Server.CreateDatabase("unset-clear");
-        string ns = $"{db.Name}.movies";
-        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 100);
-        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns); // clear: year
-        var migrate = Docz.Run("migrate", "--config", config);
-        Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
+        var (ns, originals, config) = await MigratedMoviesAsync(db, 100); // clear: year
 
         ObjectId[] ids = [.. originals.Keys.Order()];
         var movies = db.Database.GetCollection<BsonDocument>("movies");
@@ -84,11 +80,7 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         // placeholder as a MinKey year, through the serializer and through migrate --decompress. The placeholder now says
         // what it is.
         await using var db = fixture.Server.CreateDatabase("unclear-unset");
-        string ns = $"{db.Name}.movies";
-        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 60);
-        string yearClear = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
-        var migrate = Docz.Run("migrate", "--config", yearClear);
-        Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
+        var (ns, originals, _) = await MigratedMoviesAsync(db, 60); // clear: year
 
         // The application keeps title in the clear instead of year, and removes year from one document before migrate
         // has run with the new configuration.
@@ -115,14 +107,10 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
     [Fact]
     public async Task Migrate_RewritesPlaceholdersOfTheOlderForm_SoTheyOutliveAChangeOfClearFields()
     {
-        // Documents migrated between 2026-11-24 and 2026-11-25 keep a clear field's place by a MinKey element, which is
-        // a placeholder only while the field is configured clear: read as before, and rewritten by the next migrate.
+        // Documents migrated between 2026-11-24 and 2026-11-25 keep a clear field's place by a MinKey element: while the
+        // document holds the clear value, that wins, and the next migrate rewrites the document with today's placeholder.
         await using var db = fixture.Server.CreateDatabase("legacy-placeholder");
-        string ns = $"{db.Name}.movies";
-        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 20);
-        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
-        var migrate = Docz.Run("migrate", "--config", config);
-        Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
+        var (ns, originals, config) = await MigratedMoviesAsync(db, 20); // clear: year
 
         ObjectId id = originals.Keys.Order().First();
         var movies = db.Database.GetCollection<BsonDocument>("movies");
@@ -177,6 +165,17 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         Dictionary<BsonValue, byte[]> restored = await LiveData.ReadAllAsync(db.Database, "items");
         foreach (var (id, bytes) in originals)
             Assert.Equal(bytes, restored[id]); // low: MinKey kept, byte for byte
+    }
+
+    /// <summary>Movies inserted into <paramref name="db"/>, then migrated with <c>year</c> (not leading) configured clear.</summary>
+    private async Task<(string Ns, Dictionary<ObjectId, byte[]> Originals, string Config)> MigratedMoviesAsync(MongoTestDatabase db, int count)
+    {
+        string ns = $"{db.Name}.movies";
+        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", count);
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
+        var migrate = Docz.Run("migrate", "--config", config);
+        Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
+        return (ns, originals, config);
     }
 
     /// <summary>The compressed part of a stored document (subtype 0x81: the elements alone) as a document.</summary>
