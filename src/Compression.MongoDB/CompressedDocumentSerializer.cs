@@ -1,4 +1,5 @@
 using System.Buffers;
+using System.Collections.Concurrent;
 using System.Buffers.Binary;
 using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
@@ -480,8 +481,9 @@ public sealed class CompressedDocumentOptions
 public static class CompressedDocumentSerializer
 {
     /// <summary>
-    /// Creates and registers the serializer of <typeparamref name="T"/>. Call it at start-up, before the first
-    /// <c>GetCollection&lt;T&gt;</c> or any other use of the type by the driver.
+    /// Creates and registers the serializer of <typeparamref name="T"/>, and of the types derived from it (for
+    /// <c>OfType&lt;TDerived&gt;()</c>: those the class map knows now, and any other when the driver first asks for it).
+    /// Call it at start-up, before the first <c>GetCollection&lt;T&gt;</c> or any other use of the type by the driver.
     /// </summary>
     /// <exception cref="InvalidOperationException">A serializer for <typeparamref name="T"/> is already registered or was
     /// already looked up (and cached) by the driver: registration came too late.</exception>
@@ -494,11 +496,36 @@ public static class CompressedDocumentSerializer
         // with OfType<TDerived>() serializes, filters and updates through the serializer of TDerived, which must know the
         // compressed form too (without it, updates of compressed members applied to fields the document does not hold).
         foreach (Type derived in DerivedTypes(typeof(T)))
-        {
-            var guard = (IBsonSerializer)Activator.CreateInstance(typeof(CompressedDerivedSerializer<,>).MakeGenericType(derived, typeof(T)), serializer)!;
-            RegisterOne(derived, guard);
-        }
+            RegisterOne(derived, DerivedSerializer(derived, typeof(T), serializer));
+        // A derived type the class map does not know yet (no [BsonKnownTypes], its class map registered later or made
+        // automatically) gets the same when the driver first asks for its serializer.
+        s_registered[typeof(T)] = serializer;
+        if (Interlocked.Exchange(ref s_providerRegistered, 1) == 0) BsonSerializer.RegisterSerializationProvider(new DerivedTypeProvider());
         return serializer;
+    }
+
+    private static readonly ConcurrentDictionary<Type, IBsonSerializer> s_registered = new();
+    private static int s_providerRegistered;
+
+    private static IBsonSerializer DerivedSerializer(Type derived, Type registered, IBsonSerializer serializer) =>
+        (IBsonSerializer)Activator.CreateInstance(typeof(CompressedDerivedSerializer<,>).MakeGenericType(derived, registered), serializer)!;
+
+    /// <summary>
+    /// Serializers for types derived from a registered compressed type that <see cref="Register{T}"/> could not list: the
+    /// driver asks its providers for a type's serializer on first use (and caches the answer); the nearest registered
+    /// base type's serializer decides. Other types are left to the driver's own providers.
+    /// </summary>
+    private sealed class DerivedTypeProvider : IBsonSerializationProvider
+    {
+        public IBsonSerializer? GetSerializer(Type type)
+        {
+            if (!type.IsClass || type.ContainsGenericParameters) return null;
+            for (Type? baseType = type.BaseType; baseType is not null; baseType = baseType.BaseType)
+            {
+                if (s_registered.TryGetValue(baseType, out IBsonSerializer? serializer)) return DerivedSerializer(type, baseType, serializer);
+            }
+            return null;
+        }
     }
 
     private static void RegisterOne(Type type, IBsonSerializer serializer)
