@@ -269,9 +269,10 @@ internal sealed class CouchbaseBackend : ILiveBackend
     {
         ICouchbaseCollection collection = await session.CollectionAsync(ns).ConfigureAwait(false);
         ICouchbaseCollection store = await session.StoreCollectionAsync(ns).ConfigureAwait(false);
-        CouchbaseCheckpoint checkpoint = await CouchbaseCheckpoint.LoadAsync(store, ns, options.ModeName, options.Parameters, options.Restart, cancellationToken)
-            .ConfigureAwait(false);
         DictionaryRecord? current = handle.CurrentDictionary;
+        string parameters = options.ParametersFor(current);
+        CouchbaseCheckpoint checkpoint = await CouchbaseCheckpoint.LoadAsync(store, ns, options.ModeName, parameters, options.Restart, cancellationToken)
+            .ConfigureAwait(false);
         List<string> keys = await BodyAccess.KeysAsync(collection, checkpoint.After, cancellationToken).ConfigureAwait(false);
         long scanned = 0;
         await console.ProgressAsync($"{options.ModeName} {ns}", keys.Count, async progress =>
@@ -295,13 +296,13 @@ internal sealed class CouchbaseBackend : ILiveBackend
                     }
                 }
                 checkpoint.After = batch[^1];
-                await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: false, cancellationToken).ConfigureAwait(false);
+                await checkpoint.SaveAsync(ns, options.ModeName, parameters, done: false, cancellationToken).ConfigureAwait(false);
                 scanned += batch.Length;
                 progress(batch.Length);
             }
             return 0;
         }).ConfigureAwait(false);
-        await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: true, cancellationToken).ConfigureAwait(false);
+        await checkpoint.SaveAsync(ns, options.ModeName, parameters, done: true, cancellationToken).ConfigureAwait(false);
         return new RewriteResult(ns.Name, options.ModeName, checkpoint.Resumed, checkpoint.Runs, scanned, checkpoint.Written, checkpoint.Skipped,
             checkpoint.Unchanged, checkpoint.Failed, checkpoint.Failures, current?.Id, current?.Version);
     }

@@ -31,7 +31,19 @@ internal sealed record RewriteOptions
     /// <summary>Ignore an unfinished checkpoint and start over.</summary>
     public bool Restart { get; init; }
 
-    public string Parameters => Level is int level ? $"level={level}" : "";
+    /// <summary>
+    /// What a checkpoint must have been made with to be resumed: the level, the <c>_id</c> filter (a run over part of the
+    /// collection leaves a checkpoint among its <c>_id</c>s only, which says nothing of the others), and for
+    /// <c>recompress</c> the dictionary it writes with (documents before the checkpoint were rewritten with that one).
+    /// </summary>
+    public string ParametersFor(DictionaryRecord? current)
+    {
+        var parts = new List<string>(3);
+        if (Level is int level) parts.Add($"level={level}");
+        if (Filter is not null) parts.Add($"filter={Filter.ToJson(new global::MongoDB.Bson.IO.JsonWriterSettings { OutputMode = global::MongoDB.Bson.IO.JsonOutputMode.CanonicalExtendedJson })}");
+        if (Mode == RewriteMode.Recompress && current is not null) parts.Add($"dictionary={current.Id}");
+        return string.Join(',', parts);
+    }
 
     public string ModeName => Mode switch
     {
@@ -66,9 +78,10 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
 
     public async Task<RewriteResult> RunAsync(CancellationToken cancellationToken)
     {
-        RewriteCheckpoint checkpoint = await RewriteCheckpoint.LoadAsync(session.Database(ns.Database), ns, options.ModeName, options.Parameters,
-            options.Restart, cancellationToken).ConfigureAwait(false);
         DictionaryRecord? current = codec.Namespace.CurrentDictionary;
+        string parameters = options.ParametersFor(current);
+        RewriteCheckpoint checkpoint = await RewriteCheckpoint.LoadAsync(session.Database(ns.Database), ns, options.ModeName, parameters,
+            options.Restart, cancellationToken).ConfigureAwait(false);
         long scanned = 0;
         await foreach (IReadOnlyList<ScannedDocument> batch in DocumentScan.BatchesAsync(_collection, checkpoint.After, options.Filter,
             settings.BatchSize, cancellationToken).ConfigureAwait(false))
@@ -82,11 +95,11 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
             await WriteAsync(pending, checkpoint, current, cancellationToken).ConfigureAwait(false);
 
             checkpoint.After = batch[^1].Id;
-            await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: false, cancellationToken).ConfigureAwait(false);
+            await checkpoint.SaveAsync(ns, options.ModeName, parameters, done: false, cancellationToken).ConfigureAwait(false);
             scanned += batch.Count;
             Progress?.Invoke(batch.Count);
         }
-        await checkpoint.SaveAsync(ns, options.ModeName, options.Parameters, done: true, cancellationToken).ConfigureAwait(false);
+        await checkpoint.SaveAsync(ns, options.ModeName, parameters, done: true, cancellationToken).ConfigureAwait(false);
         return new RewriteResult(ns.Name, options.ModeName, checkpoint.Resumed, checkpoint.Runs, scanned, checkpoint.Written, checkpoint.Skipped,
             checkpoint.Unchanged, checkpoint.Failed, checkpoint.Failures, current?.Id, current?.Version);
     }
@@ -195,6 +208,34 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
     }
 
     private async Task<Decision> DecideAsync(ScannedDocument document, DictionaryRecord? current, CancellationToken cancellationToken)
+    {
+        Decision decision = await DecideCoreAsync(document, current, cancellationToken).ConfigureAwait(false);
+        return decision.Kind == DecisionKind.Write ? WithinStatementLimit(document, decision) : decision;
+    }
+
+    /// <summary>
+    /// The margin of an update statement over the server's document limit: the driver refuses a statement larger than
+    /// that before sending anything (a <see cref="FormatException"/> that stopped the whole run, at the same batch on
+    /// every resume) rather than the server refusing the one document.
+    /// </summary>
+    private const int StatementMargin = 16 * 1024;
+
+    /// <summary>
+    /// One replacement statement carries the compare-and-swap filter (the whole document read) and the replacement. Where
+    /// the two pass the limit on a statement, the document fails alone and is left as it is (docs/docz.md, "Limits").
+    /// </summary>
+    private Decision WithinStatementLimit(ScannedDocument document, Decision decision)
+    {
+        long limit = (long)(_maxDocumentSize ??= MaxDocumentSize()) + StatementMargin;
+        long estimate = (long)document.Bytes.Length + decision.Replacement!.Length;
+        if (estimate < limit - 64 * 1024) return decision; // far below: no need to measure the statement
+        long statement = DocumentScan.AsRead(document.Bytes).ToBson().Length + (long)decision.Replacement.Length + 256; // q, u, collation and their names
+        return statement <= limit
+            ? decision
+            : Decision.Fail($"its compare-and-swap statement (the document read and its replacement) would take {statement:N0} bytes, over the server's limit of {limit:N0} on a statement: left as it is");
+    }
+
+    private async Task<Decision> DecideCoreAsync(ScannedDocument document, DictionaryRecord? current, CancellationToken cancellationToken)
     {
         try
         {

@@ -1,3 +1,4 @@
+using Compression.Dictionaries;
 using Compression.Testing.Mongo;
 using Compression.Tool.Live;
 using MongoDB.Bson;
@@ -320,15 +321,97 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         Assert.True(LiveData.IsCompressed(stored[big["_id"]]));
     }
 
+    [Fact]
+    public async Task Recompress_ResumedWithoutOlderThan_AfterAnInterruptedOlderThanRun_RecompressesEveryDocument()
+    {
+        // Found by review: the checkpoint recorded the level but not --older-than's filter. A run over the ObjectId _ids
+        // only (--older-than) left its checkpoint among them; a later run over the whole collection resumed after it and
+        // never read the numbers and strings that sort before ObjectIds: "resumed", exit 0, 80 of 120 left as they were.
+        await using var db = fixture.Server.CreateDatabase("older-than-resume");
+        string ns = $"{db.Name}.items";
+        BsonValue[] ids =
+        [
+            .. Enumerable.Range(1, 40).Select(i => (BsonValue)i),
+            .. Enumerable.Range(1, 40).Select(i => (BsonValue)$"key-{i:D3}"),
+            .. Enumerable.Range(1, 40).Select(i => (BsonValue)ObjectId.GenerateNewId(new DateTime(2020, 1, 1, 0, 0, i, DateTimeKind.Utc))),
+        ];
+        await db.Database.GetCollection<BsonDocument>("items").InsertManyAsync(ids.Select((id, i) => new BsonDocument
+            { { "_id", id }, { "title", $"item {i}" }, { "year", 1950 + i }, { "plot", string.Concat(Enumerable.Repeat($"a detective returns to the town {i % 7} ", 8)) } }));
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
+        var migrate = Docz.Run("migrate", "--config", config, "--no-train"); // no dictionary yet
+        Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
+        var train = Docz.Run("train", "--config", config);
+        Assert.True(train.Exit == 0, train.Error + train.Output);
+
+        // recompress --older-than 2030-01-01 (the ObjectId _ids only), interrupted before the writes of its second batch.
+        await InterruptAtSecondBatchAsync(config, RewriteMode.Recompress, new BsonDocument("_id", new BsonDocument("$lt", ObjectId.GenerateNewId(new DateTime(2030, 1, 1, 0, 0, 0, DateTimeKind.Utc)))));
+        var all = Docz.Run("recompress", "--config", config, "--batch-size", "5", "--format", "json");
+        Assert.True(all.Exit == 0, all.Error + all.Output);
+
+        Dictionary<BsonValue, byte[]> stored = await LiveData.ReadAllAsync(db.Database, "items");
+        var withoutDictionary = stored.Where(s => DictionaryOf(s.Value) is null).Select(s => s.Key.ToString()).ToList();
+        Assert.True(withoutDictionary.Count == 0, $"recompress reported done, but {withoutDictionary.Count} documents have no dictionary: {string.Join(", ", withoutDictionary.Take(6))}; {all.Output}");
+    }
+
+    [Fact]
+    public async Task Migrate_ADocumentWhoseFilterAndReplacementPassTheStatementLimit_FailsAlone()
+    {
+        // Found by review: one statement carries the compare-and-swap filter (the document read) and the replacement; where
+        // the two passed the limit on a statement, the driver refused the batch before sending it (FormatException): no
+        // report, a stack trace, and every resumed run stopped at the same batch. The document now fails alone.
+        await using var db = fixture.Server.CreateDatabase("statement-limit");
+        string ns = $"{db.Name}.movies";
+        Dictionary<ObjectId, byte[]> originals = await LiveData.InsertMoviesAsync(db.Database, "movies", 30);
+        byte[] noise = new byte[9_000_000];
+        new Random(5).NextBytes(noise); // barely compresses: document and replacement about 9 MB each
+        var big = new BsonDocument { { "_id", ObjectId.GenerateNewId() }, { "title", "Noise" }, { "payload", new BsonBinaryData(noise) } };
+        await db.Database.GetCollection<BsonDocument>("movies").InsertOneAsync(big);
+        string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
+        File.WriteAllText(config, File.ReadAllText(config).Replace("\"Dictionary\": {", "\"MaxUncompressedLength\": 67108864, \"Dictionary\": {", StringComparison.Ordinal));
+
+        var run = Docz.Run("migrate", "--config", config, "--no-train", "--batch-size", "10", "--format", "json");
+
+        Assert.True(run.Exit == 1, $"exit {run.Exit}: {run.Error}{run.Output}");
+        System.Text.Json.JsonElement result = System.Text.Json.JsonDocument.Parse(run.Output).RootElement.GetProperty("namespaces")[0];
+        Assert.Equal(1, result.GetProperty("failed").GetInt64());
+        Assert.Contains("over the server's limit", result.GetProperty("failures")[0].GetProperty("error").GetString());
+        Dictionary<BsonValue, byte[]> stored = await LiveData.ReadAllAsync(db.Database, "movies");
+        Assert.All(originals.Keys, id => Assert.True(LiveData.IsCompressed(stored[id])));
+        Assert.False(LiveData.IsCompressed(stored[big["_id"]]));
+    }
+
+    [Fact]
+    public void CheckpointParameters_NameTheFilter_AndForRecompressTheDictionary()
+    {
+        // A checkpoint is resumed only by a run with the same parameters. A recompress interrupted before a newer
+        // dictionary was adopted must start over (the documents before its checkpoint were rewritten with the older one);
+        // migrate compresses plain documents, and what it did before a newer dictionary needs no redoing.
+        static DictionaryRecord Dictionary(uint id) => new() { Id = id, Namespace = "db.c", Version = (int)id, Content = new byte[8], ContentHash = 1 };
+        var recompress = new RewriteOptions { Mode = RewriteMode.Recompress };
+        Assert.NotEqual(recompress.ParametersFor(Dictionary(5)), recompress.ParametersFor(Dictionary(6)));
+        var olderThan = recompress with { Filter = new BsonDocument("_id", new BsonDocument("$lt", ObjectId.GenerateNewId(new DateTime(2030, 1, 1, 0, 0, 0, DateTimeKind.Utc)))) };
+        Assert.NotEqual(recompress.ParametersFor(Dictionary(5)), olderThan.ParametersFor(Dictionary(5)));
+        Assert.NotEqual(recompress.ParametersFor(Dictionary(5)), (recompress with { Level = 9 }).ParametersFor(Dictionary(5)));
+        var migrate = new RewriteOptions { Mode = RewriteMode.Compress };
+        Assert.Equal(migrate.ParametersFor(Dictionary(5)), migrate.ParametersFor(Dictionary(6)));
+    }
+
+    private static uint? DictionaryOf(byte[] stored)
+    {
+        BsonDocument document = BsonSerializer.Deserialize<BsonDocument>(stored);
+        return document.TryGetValue("_z", out BsonValue z) && DocumentEnvelope.TryReadHeader(z.AsBsonBinaryData.Bytes, out EnvelopeHeader header)
+            ? header.DictionaryId : null;
+    }
+
     /// <summary>A rewrite in batches of 5 that fails before writing its second batch: its checkpoint is left unfinished after the first.</summary>
-    private static async Task InterruptAtSecondBatchAsync(string config, RewriteMode mode)
+    private static async Task InterruptAtSecondBatchAsync(string config, RewriteMode mode, BsonDocument? filter = null)
     {
         var settings = new LiveSettings { ConfigPath = config, BatchSize = 5 };
         await using LiveSession session = LiveSession.Open(settings);
         LiveNamespace live = Assert.Single(session.Namespaces);
         StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
         int batches = 0;
-        var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = mode }, settings)
+        var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = mode, Filter = filter }, settings)
         {
             BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
         };
