@@ -247,8 +247,8 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
                     // Compressed already; rewritten only when ClearFields changed since (a field made clear is moved out of
                     // _z, one no longer clear into it).
                     (byte[] decoded, bool legacyPlaceholders) = await DecodeAsync(document, cancellationToken).ConfigureAwait(false);
-                    // Placeholders of the older form (MinKey) are rewritten too: they stop being known as placeholders once
-                    // their field leaves ClearFields.
+                    // A MinKey shadowed by a clear value of its name may be the older placeholder: rewritten with today's,
+                    // which stays known as a placeholder after its field leaves ClearFields.
                     if (!legacyPlaceholders && codec.SplitIsCurrent(document.Bytes, decoded)) return Decision.Skip;
                     LiveChecks.WellFormed(decoded);
                     return Checked(decoded, codec.Compress(decoded));

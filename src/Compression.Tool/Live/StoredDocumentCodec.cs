@@ -18,8 +18,8 @@ namespace Compression.Tool.Live;
 /// compressed one of the same name. A plain document whose clear fields all come before its first compressed field (the
 /// usual case: <c>_id</c> is always first) splits so that this order is its own order. A clear field that comes later is
 /// stored in the clear, and its place in the compressed part is kept by a placeholder (<see cref="ClearFieldPlaceholder"/>,
-/// an element of its name that says what it is): the serializer drops it, and <see cref="Decode(ReadOnlySpan{byte})"/> puts the clear value back at that place (or nothing, when the
-/// application removed the field), so a migrated document decompresses to its original bytes exactly. Documents migrated
+/// an element of its name that says what it is): the serializer drops it, and <see cref="Decode(ReadOnlySpan{byte})"/>
+/// puts the clear value back at that place (or nothing, when the application removed the field), so a migrated document decompresses to its original bytes exactly. Documents migrated
 /// before 2026-11-24 (seventh session) hold a copy of the value instead of the placeholder: read the same way while the
 /// clear field is there, but the copy comes back if the application removes the clear field.
 /// </remarks>
