@@ -152,6 +152,7 @@ public sealed class CompressionEngine : IAsyncDisposable
         }
         if (timer is not null) await timer.DisposeAsync().ConfigureAwait(false);
         await _background.StopAsync(cancellationToken).ConfigureAwait(false);
+        foreach (var handle in _namespaces.Values) handle.State0.EndDeferral(); // no timer outlives the engine
     }
 
     /// <inheritdoc/>
@@ -229,7 +230,11 @@ public sealed class CompressionEngine : IAsyncDisposable
 
     private void Evict(string name, CompressionNamespace handle)
     {
-        if (_namespaces.TryRemove(new KeyValuePair<string, CompressionNamespace>(name, handle))) handle.State0.MarkEvicted();
+        if (_namespaces.TryRemove(new KeyValuePair<string, CompressionNamespace>(name, handle)))
+        {
+            handle.State0.MarkEvicted();
+            handle.State0.EndDeferral();
+        }
     }
 
     private HashSet<uint> PinnedDictionaries()

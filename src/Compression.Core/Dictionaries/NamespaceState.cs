@@ -10,14 +10,15 @@ internal sealed record AdoptedDictionary(ZstdDictionary Dictionary, DictionaryRe
 internal sealed class NamespaceState
 {
     private AdoptedDictionary? _current;
-    private long _rawSinceAdoption;
-    private long _outSinceAdoption;
-    private long _docsSinceAdoption;
     private long _docsSeen;
+    private long _rawBytes;
+    private long _envelopeBytes;
+    private Observed _atAdoption = new(0, 0, 0);
     private int _training;
     private long _lastUse;
     private volatile bool _evicted;
     private volatile bool _loaded;
+    private ITimer? _deferral;
 
     public NamespaceState(string name, NamespaceOptions settings, Random random)
     {
@@ -69,14 +70,16 @@ internal sealed class NamespaceState
 
     public long DocsSeen => Interlocked.Read(ref _docsSeen);
 
-    public long DocsSinceAdoption => Interlocked.Read(ref _docsSinceAdoption);
+    public long DocsSinceAdoption => DocsSeen - Volatile.Read(ref _atAdoption).Docs;
 
+    /// <summary>Raw bytes over envelope bytes of the writes since the current dictionary was adopted (0 before any).</summary>
     public double ObservedRatio
     {
         get
         {
-            long output = Interlocked.Read(ref _outSinceAdoption);
-            return output == 0 ? 0 : (double)Interlocked.Read(ref _rawSinceAdoption) / output;
+            Observed start = Volatile.Read(ref _atAdoption);
+            long output = Interlocked.Read(ref _envelopeBytes) - start.EnvelopeBytes;
+            return output <= 0 ? 0 : (double)(Interlocked.Read(ref _rawBytes) - start.RawBytes) / output;
         }
     }
 
@@ -91,9 +94,8 @@ internal sealed class NamespaceState
     public void RecordWrite(int rawBytes, int envelopeBytes)
     {
         Interlocked.Increment(ref _docsSeen);
-        Interlocked.Increment(ref _docsSinceAdoption);
-        Interlocked.Add(ref _rawSinceAdoption, rawBytes);
-        Interlocked.Add(ref _outSinceAdoption, envelopeBytes);
+        Interlocked.Add(ref _rawBytes, rawBytes);
+        Interlocked.Add(ref _envelopeBytes, envelopeBytes);
     }
 
     /// <summary>Adopts <paramref name="adopted"/> when it is a newer version than the current one. Returns whether it did.</summary>
@@ -119,16 +121,49 @@ internal sealed class NamespaceState
         ResetObservations();
     }
 
+    /// <summary>
+    /// Set while a training run that is due waits out <see cref="DictionaryOptions.MinTrainingInterval"/>: writes then
+    /// skip the trigger check (and its clock read) until the timer set by <see cref="DeferTraining"/> fires.
+    /// </summary>
+    public bool TrainingDeferred => Volatile.Read(ref _deferral) is not null;
+
+    /// <summary>Makes <see cref="TrainingDeferred"/> true for <paramref name="wait"/> on <paramref name="time"/>'s clock (once: a deferral already running stays).</summary>
+    public void DeferTraining(TimeProvider time, TimeSpan wait)
+    {
+        if (Volatile.Read(ref _deferral) is not null) return;
+        // The timer does not carry the writer's execution context (its async locals) for the length of the wait.
+        bool suppress = !ExecutionContext.IsFlowSuppressed();
+        if (suppress) ExecutionContext.SuppressFlow();
+        ITimer timer;
+        try
+        {
+            timer = time.CreateTimer(static s => ((NamespaceState)s!).EndDeferral(), this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        }
+        finally
+        {
+            if (suppress) ExecutionContext.RestoreFlow();
+        }
+        if (Interlocked.CompareExchange(ref _deferral, timer, null) is not null)
+        {
+            timer.Dispose();
+            return;
+        }
+        timer.Change(wait, Timeout.InfiniteTimeSpan); // armed only once published, so its callback cannot run before
+    }
+
+    /// <summary>Ends a deferral: the next write checks the triggers and the clock again. Also on eviction and when the engine stops.</summary>
+    public void EndDeferral() => Interlocked.Exchange(ref _deferral, null)?.Dispose();
+
     public bool TryBeginTraining() => Interlocked.CompareExchange(ref _training, 1, 0) == 0;
 
     public void EndTraining() => Volatile.Write(ref _training, 0);
 
     public bool IsTraining => Volatile.Read(ref _training) != 0;
 
-    private void ResetObservations()
-    {
-        Interlocked.Exchange(ref _docsSinceAdoption, 0);
-        Interlocked.Exchange(ref _rawSinceAdoption, 0);
-        Interlocked.Exchange(ref _outSinceAdoption, 0);
-    }
+    // The counters only grow; what was counted since an adoption is measured from a snapshot taken at it (one write
+    // racing the snapshot counts on either side), so a write costs three interlocked additions, not four.
+    private void ResetObservations() =>
+        Volatile.Write(ref _atAdoption, new Observed(DocsSeen, Interlocked.Read(ref _rawBytes), Interlocked.Read(ref _envelopeBytes)));
+
+    private sealed record Observed(long Docs, long RawBytes, long EnvelopeBytes);
 }

@@ -15,8 +15,8 @@ internal sealed class SampleReservoir
     private readonly long _maxBytes;
     private readonly int _maxDocumentSize;
     private readonly Random _random;
-    private long _seen;
     private long _offered;
+    private long _windowStart; // the sequence number before the recency window's first document, less the samples kept
     private long _bytes;
 
     public SampleReservoir(int maxCount, long maxBytes, int maxDocumentSize, Random? random = null)
@@ -37,8 +37,8 @@ internal sealed class SampleReservoir
     public void Offer(ReadOnlySpan<byte> document)
     {
         if (document.IsEmpty || document.Length > _maxDocumentSize || document.Length > _maxBytes) return;
-        long n = Interlocked.Increment(ref _seen);
         long sequence = Interlocked.Increment(ref _offered);
+        long n = sequence - Volatile.Read(ref _windowStart); // the document's number in the recency window
         long slot = n <= _maxCount ? -1 : _random.NextInt64(n);
         if (slot >= _maxCount) return; // not sampled: the common case once the reservoir is full
 
@@ -86,7 +86,7 @@ internal sealed class SampleReservoir
     {
         lock (_gate)
         {
-            Interlocked.Exchange(ref _seen, _items.Count);
+            Volatile.Write(ref _windowStart, Interlocked.Read(ref _offered) - _items.Count); // the next document is number Count + 1
             return [.. _items.Select(s => (s.Buffer.AsSpan(0, s.Length).ToArray(), s.Sequence))];
         }
     }

@@ -32,6 +32,9 @@ internal sealed class TrainingCoordinator
         _metrics = metrics;
     }
 
+    /// <summary>The longest a deferred training waits before the clock is read again (timers take at most about 49 days).</summary>
+    internal static readonly TimeSpan MaxDeferral = TimeSpan.FromDays(1);
+
     /// <summary>Replay hook: train on the writing thread at the moment a background run would start.</summary>
     public bool InlineTraining { get; set; }
 
@@ -44,11 +47,23 @@ internal sealed class TrainingCoordinator
     /// <summary>After a write: starts a background training run when one is due. A few reads in the common case.</summary>
     public void OnWrite(NamespaceState state)
     {
-        if (state.IsTraining || !state.Loaded) return;
+        if (state.IsTraining || !state.Loaded || state.TrainingDeferred) return;
         DictionaryOptions d = state.Settings.Dictionary;
         if (!IsTrainingDue(state, d)) return;
         long now = _time.GetTimestamp();
-        if (state.LastTrainingTimestamp != 0 && _time.GetElapsedTime(state.LastTrainingTimestamp, now) < d.MinTrainingInterval) return;
+        if (state.LastTrainingTimestamp != 0)
+        {
+            TimeSpan elapsed = _time.GetElapsedTime(state.LastTrainingTimestamp, now);
+            if (elapsed < d.MinTrainingInterval)
+            {
+                // Due, but too soon: a timer ends the wait, so the writes in between do not each read the clock again.
+                // (Not once the engine stops: no timer outlives it, and those writes read the clock as before.)
+                TimeSpan wait = elapsed < TimeSpan.Zero ? d.MinTrainingInterval : d.MinTrainingInterval - elapsed;
+                if (!_background.IsStopping) state.DeferTraining(_time, wait < MaxDeferral ? wait : MaxDeferral);
+                if (_background.IsStopping || state.Evicted) state.EndDeferral(); // raced with the engine's stop or an eviction
+                return;
+            }
+        }
         if (!state.TryBeginTraining()) return;
         state.LastTrainingTimestamp = now;
         if (InlineTraining) RunAsync(state, CancellationToken.None).GetAwaiter().GetResult();

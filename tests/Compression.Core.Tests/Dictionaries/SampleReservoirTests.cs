@@ -34,4 +34,20 @@ public sealed class SampleReservoirTests
         Assert.Equal(1, reservoir.Offered);
         Assert.Single(reservoir.TakeSequencedSnapshot(), s => s.Sequence == 1);
     }
+
+    [Fact]
+    public void TakeSequencedSnapshot_StartsANewRecencyWindow_SoNewDocumentsDisplaceOldOnes()
+    {
+        // Algorithm R over the documents since the last snapshot: after 1,000 old documents and a snapshot, 100 new ones
+        // are documents 101 to 200 of the window, and about half the samples are new. Without the new window they would
+        // be documents 1,001 to 1,100 of one long stream, and about one sample in eleven would be new.
+        var reservoir = new SampleReservoir(maxCount: 100, maxBytes: 1 << 20, maxDocumentSize: 1024, new Random(2));
+        for (int i = 0; i < 1000; i++) reservoir.Offer([0, 1, 2]);
+        reservoir.TakeSequencedSnapshot();
+        for (int i = 0; i < 100; i++) reservoir.Offer([1, 1, 2]);
+        var samples = reservoir.TakeSequencedSnapshot();
+        Assert.Equal(100, samples.Length);
+        int newer = samples.Count(s => s.Document[0] == 1);
+        Assert.InRange(newer, 35, 65);
+    }
 }
