@@ -141,7 +141,6 @@ internal sealed class CouchbaseBackend : ILiveBackend
         await using CouchbaseSession session = Open(settings, @override);
         var results = new List<RewriteResult>();
         var trained = new List<TrainResult>();
-        var expiry = new ExpiryPolicy();
         foreach (CouchbaseNamespace ns in session.Namespaces)
         {
             CompressionNamespace handle = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
@@ -149,12 +148,7 @@ internal sealed class CouchbaseBackend : ILiveBackend
             {
                 trained.Add(await TrainFromCollectionAsync(session, ns, handle, settings, 20_000, console, cancellationToken).ConfigureAwait(false));
             }
-            results.Add(await RewriteAsync(session, ns, handle, options, settings, expiry, console, cancellationToken).ConfigureAwait(false));
-        }
-        if (expiry.Supported == false)
-        {
-            await console.Error.WriteLineAsync($"{command}: this server cannot preserve a document's expiry on replace (Couchbase Server before 7.0): " +
-                "documents rewritten with an expiry lost it.").ConfigureAwait(false);
+            results.Add(await RewriteAsync(session, ns, handle, options, settings, console, cancellationToken).ConfigureAwait(false));
         }
         var report = new RewriteReport(command, results, trained, results.Any(r => r.Failed > 0) ? 1 : 0);
         console.Write(report, MigrateCommand.ToTable);
@@ -265,7 +259,7 @@ internal sealed class CouchbaseBackend : ILiveBackend
     }
 
     private static async Task<RewriteResult> RewriteAsync(CouchbaseSession session, CouchbaseNamespace ns, CompressionNamespace handle, RewriteOptions options,
-        LiveSettings settings, ExpiryPolicy expiry, LiveOutput console, CancellationToken cancellationToken)
+        LiveSettings settings, LiveOutput console, CancellationToken cancellationToken)
     {
         ICouchbaseCollection collection = await session.CollectionAsync(ns).ConfigureAwait(false);
         ICouchbaseCollection store = await session.StoreCollectionAsync(ns).ConfigureAwait(false);
@@ -282,7 +276,7 @@ internal sealed class CouchbaseBackend : ILiveBackend
                 string[] batch = [.. keys.Skip(start).Take(settings.BatchSize)];
                 var outcomes = new Outcome[batch.Length];
                 await Parallel.ForAsync(0, batch.Length, new ParallelOptions { MaxDegreeOfParallelism = 16, CancellationToken = cancellationToken },
-                    async (i, token) => outcomes[i] = await SettleAsync(collection, handle, batch[i], options, current, expiry, token).ConfigureAwait(false))
+                    async (i, token) => outcomes[i] = await SettleAsync(collection, handle, batch[i], options, current, token).ConfigureAwait(false))
                     .ConfigureAwait(false);
                 for (int i = 0; i < batch.Length; i++)
                 {
@@ -309,7 +303,7 @@ internal sealed class CouchbaseBackend : ILiveBackend
 
     /// <summary>Reads the document, decides, and replaces it if it is still the version read; a changed one is read again (up to 3 times).</summary>
     private static async Task<Outcome> SettleAsync(ICouchbaseCollection collection, CompressionNamespace handle, string key, RewriteOptions options,
-        DictionaryRecord? current, ExpiryPolicy expiry, CancellationToken cancellationToken)
+        DictionaryRecord? current, CancellationToken cancellationToken)
     {
         for (int attempt = 1; attempt <= Attempts; attempt++)
         {
@@ -319,7 +313,7 @@ internal sealed class CouchbaseBackend : ILiveBackend
             if (decision.Kind != DecisionKind.Write) return decision;
             try
             {
-                if (await BodyAccess.ReplaceAsync(collection, read, decision.Replacement!, decision.Flags, expiry, cancellationToken).ConfigureAwait(false)) return decision;
+                if (await BodyAccess.ReplaceAsync(collection, read, decision.Replacement!, decision.Flags, cancellationToken).ConfigureAwait(false)) return decision;
             }
             catch (global::Couchbase.Core.Exceptions.KeyValue.ValueToolargeException ex)
             {

@@ -1,6 +1,7 @@
 using System.Runtime.CompilerServices;
 using System.Text;
 using Compression.Dictionaries;
+using Compression.Tool.Live;
 using Couchbase.Core.Exceptions.KeyValue;
 using Couchbase.Core.IO.Operations;
 using Couchbase.Core.IO.Serializers;
@@ -85,31 +86,25 @@ internal static class BodyAccess
     }
 
     /// <summary>
-    /// Replaces the document if it is still exactly the version read (its CAS): true when replaced, false when it changed
-    /// or was removed since. The expiry is preserved where the server can (7.0 and later); see <paramref name="preserveExpiry"/>.
+    /// Replaces the document if it is still exactly the version read (its CAS), keeping its expiry: true when replaced,
+    /// false when it changed or was removed since.
     /// </summary>
-    public static async Task<bool> ReplaceAsync(ICouchbaseCollection collection, StoredBody read, byte[] body, Flags flags, ExpiryPolicy preserveExpiry,
-        CancellationToken cancellationToken)
+    /// <exception cref="UsageException">
+    /// The server cannot keep a document's expiry on replace (before Couchbase Server 7.0). The SDK refuses such a
+    /// replace before sending it, so no document was changed; a replace without it would remove the document's expiry.
+    /// </exception>
+    public static async Task<bool> ReplaceAsync(ICouchbaseCollection collection, StoredBody read, byte[] body, Flags flags, CancellationToken cancellationToken)
     {
         try
         {
-            var options = new ReplaceOptions().Cas(read.Cas).Transcoder(new BodyTranscoder(flags)).CancellationToken(cancellationToken);
-            if (preserveExpiry.Supported != false)
-            {
-                try
-                {
-                    await collection.ReplaceAsync(read.Key, (ReadOnlyMemory<byte>)body, options.PreserveTtl(true)).ConfigureAwait(false);
-                    preserveExpiry.Supported = true;
-                    return true;
-                }
-                catch (global::Couchbase.Core.Exceptions.FeatureNotAvailableException)
-                {
-                    preserveExpiry.Supported = false; // refused before anything was sent
-                    options.PreserveTtl(false);
-                }
-            }
+            var options = new ReplaceOptions().Cas(read.Cas).Transcoder(new BodyTranscoder(flags)).PreserveTtl(true).CancellationToken(cancellationToken);
             await collection.ReplaceAsync(read.Key, (ReadOnlyMemory<byte>)body, options).ConfigureAwait(false);
             return true;
+        }
+        catch (global::Couchbase.Core.Exceptions.FeatureNotAvailableException ex)
+        {
+            throw new UsageException("This server cannot keep a document's expiry on replace (PRESERVE_TTL, Couchbase Server 7.0 or later), " +
+                $"and replacing without it would remove the expiry of every document rewritten: the run is refused, and no document was replaced ({ex.Message}).");
         }
         catch (Exception ex) when (ex is global::Couchbase.Core.Exceptions.CasMismatchException or DocumentNotFoundException or DocumentExistsException)
         {
@@ -150,10 +145,4 @@ internal static class BodyAccess
 
     /// <summary>The dictionary id an envelope names, if any.</summary>
     public static uint? DictionaryOf(byte[] envelope) => DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) ? header.DictionaryId : null;
-}
-
-/// <summary>Whether the server preserves expiry on replace: unknown until the first replace (the SDK refuses it before sending when not).</summary>
-internal sealed class ExpiryPolicy
-{
-    public bool? Supported { get; set; }
 }

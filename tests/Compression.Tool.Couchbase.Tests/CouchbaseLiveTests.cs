@@ -258,6 +258,55 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime
 
     private long StoredBytes() => Enumerable.Range(0, 400).Sum(i => Server.TryGetDocument($"doc::{i:D5}", out KvDocument? d) ? d.Value.Length : 0);
 
+    [Fact]
+    public void Migrate_and_decompress_keep_each_documents_expiry()
+    {
+        Dictionary<string, byte[]> originals = Arrange(300, seed: 5);
+        var expiries = new Dictionary<string, uint>();
+        foreach (string key in originals.Keys.Where((_, i) => i % 3 == 0))
+        {
+            expiries[key] = 2_000_000_000u + (uint)expiries.Count; // an absolute expiry, as the server stores it
+            Server.PutDocument(key, originals[key], LoopbackBucket.JsonFlags, dataType: 1, expiry: expiries[key]);
+        }
+
+        foreach (string command in new[] { "migrate", "migrate --decompress" })
+        {
+            (int exit, string json, string error) = Run(command.Split(' '));
+            Assert.True(exit == 0, error + json);
+            Assert.Equal("", error);
+            foreach ((string key, byte[] original) in originals)
+            {
+                Assert.True(Server.TryGetDocument(key, out KvDocument? stored));
+                Assert.Equal(command == "migrate", DocumentEnvelope.IsEnvelope(stored.Value.Span));
+                Assert.Equal(expiries.GetValueOrDefault(key), stored.Expiry);
+            }
+        }
+    }
+
+    [Fact]
+    public async Task Migrate_on_a_server_that_cannot_keep_expiry_is_refused_and_replaces_nothing()
+    {
+        await using LoopbackBucket old = await LoopbackBucket.StartAsync("docz-cb-old-", preserveTtl: false);
+        Dictionary<string, byte[]> originals = old.Arrange(100, seed: 6);
+        old.Server.PutDocument("doc::00000", originals["doc::00000"], LoopbackBucket.JsonFlags, dataType: 1, expiry: 2_000_000_000u);
+
+        var output = new StringWriter();
+        var error = new StringWriter();
+        int exit = Program.Run(["migrate", "--config", old.Config, "--format", "json"], output, error);
+
+        Assert.Equal(2, exit);
+        Assert.Contains("PRESERVE_TTL", error.ToString(), StringComparison.Ordinal);
+        Assert.Contains("no document was replaced", error.ToString(), StringComparison.Ordinal);
+        Assert.DoesNotContain(old.Server.Commands, c => c.Name == "REPLACE");
+        foreach ((string key, byte[] original) in originals)
+        {
+            Assert.True(old.Server.TryGetDocument(key, out KvDocument? stored));
+            Assert.Equal(original, stored.Value.ToArray());
+        }
+        Assert.True(old.Server.TryGetDocument("doc::00000", out KvDocument? withExpiry));
+        Assert.Equal(2_000_000_000u, withExpiry.Expiry);
+    }
+
     private Dictionary<string, byte[]> Arrange(int count, int seed) => _bucket.Arrange(count, seed);
 
     private (int Exit, string Output, string Error) Run(params string[] args)

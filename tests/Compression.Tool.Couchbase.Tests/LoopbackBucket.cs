@@ -28,9 +28,11 @@ internal sealed class LoopbackBucket : IAsyncDisposable
     /// <summary>The path of the configuration file.</summary>
     public string Config { get; }
 
-    public static async Task<LoopbackBucket> StartAsync(string directoryPrefix)
+    /// <param name="directoryPrefix">The temporary directory's name prefix.</param>
+    /// <param name="preserveTtl">False plays a server older than Couchbase Server 7.0, which cannot keep an expiry on replace.</param>
+    public static async Task<LoopbackBucket> StartAsync(string directoryPrefix, bool preserveTtl = true)
     {
-        var server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { CommandLogCapacity = 1_000_000 });
+        var server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { CommandLogCapacity = 1_000_000, PreserveTtl = preserveTtl });
         string directory = System.IO.Directory.CreateTempSubdirectory(directoryPrefix).FullName;
         string config = Path.Combine(directory, "appsettings.json");
         File.WriteAllText(config, $$"""

@@ -61,6 +61,37 @@ public sealed class CrudTests(ITestOutputHelper output) : IAsyncLifetime
     }
 
     [Fact]
+    public async Task Replace_with_PreserveTtl_keeps_the_expiry_and_a_replace_without_it_clears_it()
+    {
+        await Collection.UpsertAsync("ttl", new { v = 1 }, options => options.Expiry(TimeSpan.FromHours(1)));
+        Assert.True(_loopback.Server.TryGetDocument("ttl", out KvDocument? written));
+        Assert.NotEqual(0u, written.Expiry);
+
+        await Collection.ReplaceAsync("ttl", new { v = 2 }, options => options.PreserveTtl(true));
+        Assert.True(_loopback.Server.TryGetDocument("ttl", out KvDocument? preserved));
+        Assert.Equal(written.Expiry, preserved.Expiry);
+        Assert.Contains("\"v\":2", System.Text.Encoding.UTF8.GetString(preserved.Value.Span), StringComparison.Ordinal);
+
+        await Collection.ReplaceAsync("ttl", new { v = 3 });
+        Assert.True(_loopback.Server.TryGetDocument("ttl", out KvDocument? cleared));
+        Assert.Equal(0u, cleared.Expiry);
+    }
+
+    [Fact]
+    public async Task A_server_older_than_7_0_makes_the_sdk_refuse_PreserveTtl_before_sending_it()
+    {
+        await using LoopbackCluster old = await LoopbackCluster.StartAsync(output, new CouchbaseLoopbackServerOptions { PreserveTtl = false });
+        old.Server.PutDocument("ttl", "{\"v\":1}"u8.ToArray(), flags: 0x02000006, expiry: 1234);
+
+        await Assert.ThrowsAsync<FeatureNotAvailableException>(() => old.Collection.ReplaceAsync("ttl", new { v = 2 }, options => options.PreserveTtl(true)));
+
+        Assert.True(old.Server.TryGetDocument("ttl", out KvDocument? unchanged));
+        Assert.Equal(1234u, unchanged.Expiry);
+        Assert.DoesNotContain(old.Server.Commands, c => c.Name == "REPLACE");
+        Assert.Empty(old.Server.ProtocolErrors);
+    }
+
+    [Fact]
     public async Task A_document_stored_on_the_server_with_json_flags_is_read_by_the_sdk()
     {
         ulong cas = _loopback.Server.PutDocument("legacy", """{"name":"Ada","n":3}"""u8.ToArray(), flags: 0x02000006);

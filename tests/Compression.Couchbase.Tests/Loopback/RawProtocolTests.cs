@@ -66,12 +66,14 @@ public sealed class RawProtocolTests
         Assert.Contains($"\"serverList\":[\"127.0.0.1:{server.Port}\"]", Encoding.UTF8.GetString(bucket), StringComparison.Ordinal);
     }
 
-    [Fact]
-    public async Task Hello_acknowledges_only_implemented_features_in_the_order_asked()
+    [Theory]
+    [InlineData(true, new ushort[] { 0x0b, 0x08, 0x10, 0x07, 0x14 })]
+    [InlineData(false, new ushort[] { 0x0b, 0x08, 0x07 })] // a server older than 7.0: no alternate requests, no PRESERVE_TTL
+    public async Task Hello_acknowledges_only_implemented_features_in_the_order_asked(bool preserveTtl, ushort[] expected)
     {
-        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { PreserveTtl = preserveTtl });
         using var client = await RawClient.ConnectAsync(server.Port);
-        ushort[] asked = [0x0b, 0x12, 0x08, 0x10, 0x0a, 0x07];
+        ushort[] asked = [0x0b, 0x12, 0x08, 0x10, 0x0a, 0x07, 0x14];
         var body = new byte[asked.Length * 2];
         for (int i = 0; i < asked.Length; i++)
         {
@@ -82,7 +84,7 @@ public sealed class RawProtocolTests
 
         Assert.Equal(0, status);
         ushort[] acknowledged = [.. Enumerable.Range(0, value.Length / 2).Select(i => BinaryPrimitives.ReadUInt16BigEndian(value.AsSpan(2 * i)))];
-        Assert.Equal(new ushort[] { 0x0b, 0x08, 0x07 }, acknowledged);
+        Assert.Equal(expected, acknowledged);
     }
 
     [Fact]

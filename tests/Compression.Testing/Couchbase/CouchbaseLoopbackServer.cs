@@ -8,10 +8,11 @@ namespace Compression.Testing.Couchbase;
 /// <summary>
 /// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
 /// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD on the default collection. HELLO
-/// (only xerror, select-bucket and JSON are acknowledged: no collections, flexible framing, snappy or durability), the error
+/// (xerror, select-bucket, JSON, and alternate requests with PRESERVE_TTL unless the options play an older server: no
+/// collections, snappy or durability), the error
 /// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
 /// global one before SELECT_BUCKET, as servers since 6.5 give it, and the CCCP bucket config after),
-/// GET, SET, ADD, REPLACE and DELETE with CAS, NOOP. Any other command is answered 0x81 (unknown command) and recorded
+/// GET, SET, ADD, REPLACE and DELETE with CAS (a mutation's framing extras: PRESERVE_TTL only), NOOP. Any other command is answered 0x81 (unknown command) and recorded
 /// in <see cref="UnknownCommands"/> and the log. Expiry is stored but never enforced; there is no durability,
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
 /// <see cref="StopAsync"/>/<see cref="StartAsync()"/>.
@@ -206,13 +207,13 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         }
     }
 
-    /// <summary>Stores a document directly (as if a client had written it), for arranging legacy data; returns its CAS.</summary>
-    public ulong PutDocument(string key, ReadOnlyMemory<byte> value, uint flags, byte dataType = 0)
+    /// <summary>Stores a document directly (as if a client had written it, with <paramref name="expiry"/>), for arranging legacy data; returns its CAS.</summary>
+    public ulong PutDocument(string key, ReadOnlyMemory<byte> value, uint flags, byte dataType = 0, uint expiry = 0)
     {
         lock (_documentsLock)
         {
             ulong cas = NextCas();
-            _documents[key] = new KvDocument(key, value.ToArray(), flags, dataType, cas, 0);
+            _documents[key] = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry);
             return cas;
         }
     }
@@ -363,6 +364,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     {
         private readonly CancellationTokenSource _aborted = new();
         private bool _authenticated;
+        private bool _alternateRequests;
+        private bool _preserveTtl;
         private string? _bucket;
         private ScramServer? _scram;
 
@@ -416,9 +419,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                         break;
                     }
 
-                    if (request.Magic == KvProtocol.FlexibleRequestMagic)
+                    if (request.Magic == KvProtocol.FlexibleRequestMagic && !_alternateRequests)
                     {
-                        // Never negotiated (HELLO does not acknowledge 0x10): a real server rejects it too.
+                        // Not negotiated (HELLO did not acknowledge 0x10): a real server rejects it too.
                         string error = $"connection {id}: flexible-framing request (magic 0x08) for {KvProtocol.OpcodeName(request.Opcode)} without HELLO alternate-request support; connection closed";
                         server._protocolErrors.Enqueue(error);
                         server.Log(error);
@@ -491,7 +494,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
                     when NotReady(request) is { } refused => refused,
                 KvProtocol.Opcodes.Get => Get(request, key),
-                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, extras, value),
+                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, body.AsSpan(0, request.FramingExtrasLength), extras, value),
                 KvProtocol.Opcodes.Delete => Delete(request, key),
                 KvProtocol.Opcodes.RangeScanCreate or KvProtocol.Opcodes.RangeScanContinue or KvProtocol.Opcodes.RangeScanCancel
                     when NotReady(request) is { } refused => refused,
@@ -513,19 +516,25 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
         private byte[] Hello(KvProtocol.RequestHeader request, ReadOnlySpan<byte> requested)
         {
-            // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON. Not
-            // collections, flexible framing, durability, snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
+            // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON, and
+            // alternate requests with PRESERVE_TTL unless the options play an older server. Not collections, durability,
+            // snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
             // every reply body of 5 bytes or more as flags and expiry extras, so a HELLO reply of one or two features
             // fails there with "buffer must be at least 4 bytes"; a real node always acknowledges more than that.)
             var acknowledged = new List<ushort>();
             for (int i = 0; i + 1 < requested.Length; i += 2)
             {
                 ushort feature = (ushort)((requested[i] << 8) | requested[i + 1]);
-                if (KvProtocol.Features.Supported.Contains(feature) && !acknowledged.Contains(feature))
+                bool offered = KvProtocol.Features.Supported.Contains(feature)
+                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl));
+                if (offered && !acknowledged.Contains(feature))
                 {
                     acknowledged.Add(feature);
                 }
             }
+
+            _alternateRequests = acknowledged.Contains(KvProtocol.Features.AlternateRequests);
+            _preserveTtl = acknowledged.Contains(KvProtocol.Features.PreserveTtl);
 
             var reply = new byte[acknowledged.Count * 2];
             for (int i = 0; i < acknowledged.Count; i++)
@@ -626,11 +635,18 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return Reply(request, KvProtocol.Status.Success, document.Cas, flags, document.Value.Span, document.DataType);
         }
 
-        private byte[] Mutate(KvProtocol.RequestHeader request, string key, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
+        private byte[] Mutate(KvProtocol.RequestHeader request, string key, ReadOnlySpan<byte> framing, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
         {
             if (extras.Length != 8)
             {
                 return Error(request, KvProtocol.Status.InvalidArguments, $"{KvProtocol.OpcodeName(request.Opcode)} needs 8 bytes of extras (flags, expiry)");
+            }
+
+            if (!TryReadFraming(framing, out bool preserveTtl, out string? framingError))
+            {
+                server._protocolErrors.Enqueue($"connection {id}: {framingError}");
+                server.Log($"connection {id}: {framingError}");
+                return Error(request, KvProtocol.Status.InvalidArguments, framingError!);
             }
 
             uint flags = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(extras);
@@ -655,10 +671,53 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                     return Reply(request, KvProtocol.Status.KeyExists);
                 }
 
+                if (preserveTtl && current is not null && request.Opcode != KvProtocol.Opcodes.Add)
+                {
+                    expiry = current.Expiry; // a new document takes the request's expiry, as on a real server
+                }
+
                 ulong cas = server.NextCas();
                 server._documents[key] = new KvDocument(key, value.ToArray(), flags, request.DataType, cas, expiry);
                 return Reply(request, KvProtocol.Status.Success, cas);
             }
+        }
+
+        /// <summary>
+        /// Reads a mutation's framing extras: each frame is an id and a length in one byte (a nibble of 15 is escaped into
+        /// the next byte), then its data. Only PRESERVE_TTL (id 5, no data, once negotiated) is understood; any other frame
+        /// is refused with its id, loudly, rather than ignored (durability, impersonation: not implemented here).
+        /// </summary>
+        private bool TryReadFraming(ReadOnlySpan<byte> framing, out bool preserveTtl, out string? error)
+        {
+            preserveTtl = false;
+            error = null;
+            int i = 0;
+            while (i < framing.Length)
+            {
+                int frameId = framing[i] >> 4;
+                int length = framing[i] & 0x0f;
+                i++;
+                if (frameId == 15 && i < framing.Length) frameId = 15 + framing[i++];
+                if (length == 15 && i < framing.Length) length = 15 + framing[i++];
+                if (i + length > framing.Length)
+                {
+                    error = "framing extras end inside a frame";
+                    return false;
+                }
+
+                if (frameId != KvProtocol.FramingExtras.PreserveTtl || length != 0 || !_preserveTtl)
+                {
+                    error = frameId == KvProtocol.FramingExtras.PreserveTtl && !_preserveTtl
+                        ? "framing extra PRESERVE_TTL (5) without HELLO PRESERVE_TTL"
+                        : $"framing extra {frameId} (length {length}) is not implemented by this test server";
+                    return false;
+                }
+
+                preserveTtl = true;
+                i += length;
+            }
+
+            return true;
         }
 
         private byte[] Delete(KvProtocol.RequestHeader request, string key)

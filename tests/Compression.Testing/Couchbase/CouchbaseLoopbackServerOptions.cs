@@ -27,6 +27,12 @@ public sealed class CouchbaseLoopbackServerOptions
     /// </summary>
     public int? ManagementPort { get; init; } = 8091;
 
+    /// <summary>
+    /// Whether HELLO acknowledges alternate requests (flexible framing) and PRESERVE_TTL, as Couchbase Server 7.0 and
+    /// later do; false plays an older server, which a client must not ask to keep a document's expiry.
+    /// </summary>
+    public bool PreserveTtl { get; init; } = true;
+
     /// <summary>Receives one line per notable event (connections, unknown commands, protocol and auth failures).</summary>
     public Action<string>? Log { get; init; }
 

@@ -69,8 +69,21 @@ public static class KvProtocol
         /// <summary>JSON datatype: the client may set datatype bit 0x01; the server stores and returns it (not validated here).</summary>
         public const ushort Json = 0x0b;
 
-        /// <summary>The features this server acknowledges when asked, in no particular order.</summary>
-        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json];
+        /// <summary>Alternate requests: the client may send flexible-framing requests (magic 0x08) with framing extras.</summary>
+        public const ushort AlternateRequests = 0x10;
+
+        /// <summary>PRESERVE_TTL: a mutation may carry framing extra 5, which keeps the document's expiry.</summary>
+        public const ushort PreserveTtl = 0x14;
+
+        /// <summary>The features this server acknowledges when asked, in no particular order (the last two only when its options say so).</summary>
+        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, AlternateRequests, PreserveTtl];
+    }
+
+    /// <summary>Request framing extras this server reads (the frame's id, in its first byte's high nibble).</summary>
+    public static class FramingExtras
+    {
+        /// <summary>Keep the document's expiry (no data).</summary>
+        public const int PreserveTtl = 5;
     }
 
     /// <summary>The memcached/KV engine name of an opcode, or its hex value when it has none here.</summary>
