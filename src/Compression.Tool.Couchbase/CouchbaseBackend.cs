@@ -143,6 +143,11 @@ internal sealed class CouchbaseBackend : ILiveBackend
         var trained = new List<TrainResult>();
         foreach (CouchbaseNamespace ns in session.Namespaces)
         {
+            // Every namespace is checked before the first one is trained or rewritten: a refusal then writes nothing at all.
+            await BodyAccess.EnsureExpiryKeptAsync(await session.CollectionAsync(ns).ConfigureAwait(false), cancellationToken).ConfigureAwait(false);
+        }
+        foreach (CouchbaseNamespace ns in session.Namespaces)
+        {
             CompressionNamespace handle = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
             if (train && options.Mode == RewriteMode.Compress && handle.State.UsesDictionary && handle.CurrentDictionary is null)
             {

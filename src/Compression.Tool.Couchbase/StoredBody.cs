@@ -103,14 +103,43 @@ internal static class BodyAccess
         }
         catch (global::Couchbase.Core.Exceptions.FeatureNotAvailableException ex)
         {
-            throw new UsageException("This server cannot keep a document's expiry on replace (PRESERVE_TTL, Couchbase Server 7.0 or later), " +
-                $"and replacing without it would remove the expiry of every document rewritten: the run is refused, and no document was replaced ({ex.Message}).");
+            throw Refusal(ex);
         }
         catch (Exception ex) when (ex is global::Couchbase.Core.Exceptions.CasMismatchException or DocumentNotFoundException or DocumentExistsException)
         {
             return false;
         }
     }
+
+    /// <summary>
+    /// Refuses the run up front when the server cannot keep a document's expiry on replace, before anything (a first
+    /// dictionary, a checkpoint) is written: a replace with PreserveTtl of a key that does not exist, under a CAS that
+    /// cannot match, which the SDK refuses before sending when the server lacks PRESERVE_TTL and the server answers
+    /// "not found" otherwise. Nothing is written either way.
+    /// </summary>
+    /// <exception cref="UsageException">The server cannot keep a document's expiry on replace.</exception>
+    public static async Task EnsureExpiryKeptAsync(ICouchbaseCollection collection, CancellationToken cancellationToken)
+    {
+        try
+        {
+            var options = new ReplaceOptions().Cas(1).Transcoder(new BodyTranscoder(new Flags { DataFormat = DataFormat.Binary }))
+                .PreserveTtl(true).CancellationToken(cancellationToken);
+            await collection.ReplaceAsync($"{ReservedPrefix}docz-preserve-ttl-probe::{Guid.NewGuid():N}", (ReadOnlyMemory<byte>)Array.Empty<byte>(), options)
+                .ConfigureAwait(false);
+        }
+        catch (global::Couchbase.Core.Exceptions.FeatureNotAvailableException ex)
+        {
+            throw Refusal(ex);
+        }
+        catch (Exception ex) when (ex is global::Couchbase.Core.Exceptions.CasMismatchException or DocumentNotFoundException or DocumentExistsException)
+        {
+            // the expected answer: the server reads PRESERVE_TTL, and nothing was written
+        }
+    }
+
+    private static UsageException Refusal(Exception ex) =>
+        new("This server cannot keep a document's expiry on replace (PRESERVE_TTL, Couchbase Server 7.0 or later), " +
+            $"and replacing without it would remove the expiry of every document rewritten: the run is refused, and no document was replaced ({ex.Message}).");
 
     /// <summary>
     /// Every key of the collection after <paramref name="after"/> (all when null), by a KV range scan (ids only), in byte

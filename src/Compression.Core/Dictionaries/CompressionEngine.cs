@@ -151,8 +151,16 @@ public sealed class CompressionEngine : IAsyncDisposable
             _pollTimer = null;
         }
         if (timer is not null) await timer.DisposeAsync().ConfigureAwait(false);
-        await _background.StopAsync(cancellationToken).ConfigureAwait(false);
-        foreach (var handle in _namespaces.Values) handle.State0.EndDeferral(); // no timer outlives the engine
+        try
+        {
+            await _background.StopAsync(cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            // No timer outlives the engine, also when the wait for the background work is cancelled: the stop was
+            // requested (IsStopping), so no write makes a new one.
+            foreach (var handle in _namespaces.Values) handle.State0.EndDeferral();
+        }
     }
 
     /// <inheritdoc/>

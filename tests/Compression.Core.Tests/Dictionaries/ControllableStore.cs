@@ -24,6 +24,12 @@ internal sealed class ControllableStore(InMemoryDictionaryStore inner) : Diction
     /// <summary>When set, GetCurrentAsync waits for it before answering.</summary>
     public TaskCompletionSource? CurrentGate;
 
+    /// <summary>When true, GetCurrentAsync waits for <see cref="CurrentGate"/> whatever its token says (a driver call that ignores cancellation).</summary>
+    public volatile bool CurrentGateIgnoresCancellation;
+
+    /// <summary>When set, completed as GetCurrentAsync is entered.</summary>
+    public TaskCompletionSource? CurrentEntered;
+
     /// <summary>Replaces what GetCurrentAsync and GetAsync return (a tampered store).</summary>
     public Func<DictionaryRecord?, DictionaryRecord?>? Tamper;
 
@@ -47,7 +53,8 @@ internal sealed class ControllableStore(InMemoryDictionaryStore inner) : Diction
     public override async ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
     {
         Interlocked.Increment(ref _currentCalls);
-        if (CurrentGate is { } gate) await gate.Task.WaitAsync(cancellationToken);
+        CurrentEntered?.TrySetResult();
+        if (CurrentGate is { } gate) await (CurrentGateIgnoresCancellation ? gate.Task : gate.Task.WaitAsync(cancellationToken));
         if (FailGet) throw new IOException("store unreachable (test)");
         var record = await Inner.GetCurrentAsync(@namespace, cancellationToken);
         return Tamper is null ? record : Tamper(record);

@@ -106,4 +106,36 @@ public sealed class TrainingIntervalTests
         engine.Coordinator.OnWrite(state); // a write after the stop: still due and too soon, and no timer is made
         Assert.False(state.TrainingDeferred);
     }
+
+    [Fact]
+    public async Task AStopWhoseWaitIsCancelled_StillEndsAWaitingTrainingsTimer()
+    {
+        // Found by review: the timers were ended after the wait for the background work, which a cancelled stop leaves.
+        var store = new ControllableStore(new InMemoryDictionaryStore());
+        var engine = TestEngine.Create(store, Options(), new FakeTimeProvider());
+        var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        try
+        {
+            var random = new Random(8);
+            await TrainOnceAsync(engine, random);
+            await WriteUntilDueAsync(engine, random);
+            NamespaceState state = engine.GetNamespace(Ns).State;
+            Assert.True(state.TrainingDeferred);
+
+            var entered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            store.CurrentEntered = entered;
+            store.CurrentGateIgnoresCancellation = true;
+            store.CurrentGate = gate;
+            engine.GetNamespace("db.other"); // its background load waits on the store, past the stop's token
+            await entered.Task.WaitAsync(TimeSpan.FromMinutes(5)); // a safety net, not a wait for a condition
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => engine.StopAsync(new CancellationToken(canceled: true)));
+
+            Assert.False(state.TrainingDeferred);
+        }
+        finally
+        {
+            gate.TrySetResult();
+            await engine.DisposeAsync();
+        }
+    }
 }

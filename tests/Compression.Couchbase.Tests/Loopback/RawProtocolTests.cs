@@ -108,6 +108,30 @@ public sealed class RawProtocolTests
         Assert.Contains("magic 0x08", Assert.Single(server.ProtocolErrors), StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(KvProtocol.Opcodes.Delete, new byte[] { 0x11, 0x01 })] // durability (id 1), level majority: must not be a plain delete
+    [InlineData(KvProtocol.Opcodes.Get, new byte[] { 0x11, 0x01 })]
+    [InlineData(KvProtocol.Opcodes.Delete, new byte[] { 0x50 })] // PRESERVE_TTL on a delete
+    [InlineData(KvProtocol.Opcodes.Delete, new byte[] { 0x1f })] // malformed: a length escape with no byte after it
+    public async Task A_framing_extra_the_server_does_not_implement_is_refused_on_every_command(byte opcode, byte[] framing)
+    {
+        // Found by review: framing extras were read on SET/ADD/REPLACE only, so a durable DELETE ran as a plain one.
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
+        server.PutDocument("k", "{\"v\":1}"u8.ToArray(), flags: 0x02000006, expiry: 1234);
+        using var client = await RawClient.ConnectAsync(server.Port);
+        byte[] hello = [0x00, 0x10, 0x00, 0x14, 0x00, 0x07, 0x00, 0x08, 0x00, 0x0b];
+        Assert.Equal(0, (await client.CallAsync(KvProtocol.Opcodes.Hello, key: "agent", value: hello)).Status);
+        Assert.True(await client.AuthenticateAsync("SCRAM-SHA512", server.Username, server.Password));
+        Assert.Equal(0, (await client.CallAsync(KvProtocol.Opcodes.SelectBucket, key: server.BucketName)).Status);
+
+        (ushort status, _) = await client.CallAsync(opcode, key: "k", framing: framing);
+
+        Assert.Equal(KvProtocol.Status.InvalidArguments, status);
+        Assert.NotEmpty(server.ProtocolErrors);
+        Assert.True(server.TryGetDocument("k", out KvDocument? kept));
+        Assert.Equal(1234u, kept.Expiry);
+    }
+
     /// <summary>A minimal memcached binary protocol client with a SCRAM client side written from RFC 5802.</summary>
     private sealed class RawClient : IDisposable
     {
@@ -162,9 +186,12 @@ public sealed class RawProtocolTests
             return true;
         }
 
-        public async Task<(ushort Status, byte[] Value)> CallAsync(byte opcode, string key = "", byte[]? value = null)
+        /// <summary>Sends a request and reads its response; with <paramref name="framing"/>, as a flexible-framing request (magic 0x08).</summary>
+        public async Task<(ushort Status, byte[] Value)> CallAsync(byte opcode, string key = "", byte[]? value = null, byte[]? framing = null)
         {
-            uint opaque = await SendAsync(KvProtocol.RequestMagic, opcode, [], Encoding.UTF8.GetBytes(key), value ?? []);
+            uint opaque = framing is null
+                ? await SendAsync(KvProtocol.RequestMagic, opcode, [], Encoding.UTF8.GetBytes(key), value ?? [])
+                : await SendAsync(KvProtocol.FlexibleRequestMagic, opcode, [], Encoding.UTF8.GetBytes(key), value ?? [], framing);
             var header = new byte[KvProtocol.HeaderLength];
             await _stream.ReadExactlyAsync(header);
             Assert.Equal(KvProtocol.ResponseMagic, header[0]);
@@ -176,19 +203,31 @@ public sealed class RawProtocolTests
             return (BinaryPrimitives.ReadUInt16BigEndian(header.AsSpan(6)), body[skip..]);
         }
 
-        public async Task<uint> SendAsync(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value)
+        public async Task<uint> SendAsync(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value, byte[]? framing = null)
         {
             uint opaque = ++_opaque;
-            var request = new byte[KvProtocol.HeaderLength + extras.Length + key.Length + value.Length];
+            framing ??= [];
+            int body = framing.Length + extras.Length + key.Length + value.Length;
+            var request = new byte[KvProtocol.HeaderLength + body];
             request[0] = magic;
             request[1] = opcode;
-            BinaryPrimitives.WriteUInt16BigEndian(request.AsSpan(2), (ushort)key.Length);
+            if (magic == KvProtocol.FlexibleRequestMagic)
+            {
+                request[2] = (byte)framing.Length;
+                request[3] = (byte)key.Length;
+            }
+            else
+            {
+                BinaryPrimitives.WriteUInt16BigEndian(request.AsSpan(2), (ushort)key.Length);
+            }
+
             request[4] = (byte)extras.Length;
-            BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(8), (uint)(extras.Length + key.Length + value.Length));
+            BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(8), (uint)body);
             BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(12), opaque);
-            extras.CopyTo(request, KvProtocol.HeaderLength);
-            key.CopyTo(request, KvProtocol.HeaderLength + extras.Length);
-            value.CopyTo(request, KvProtocol.HeaderLength + extras.Length + key.Length);
+            framing.CopyTo(request, KvProtocol.HeaderLength);
+            extras.CopyTo(request, KvProtocol.HeaderLength + framing.Length);
+            key.CopyTo(request, KvProtocol.HeaderLength + framing.Length + extras.Length);
+            value.CopyTo(request, KvProtocol.HeaderLength + framing.Length + extras.Length + key.Length);
             await _stream.WriteAsync(request);
             return opaque;
         }

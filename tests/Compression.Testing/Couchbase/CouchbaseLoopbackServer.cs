@@ -12,7 +12,8 @@ namespace Compression.Testing.Couchbase;
 /// collections, snappy or durability), the error
 /// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
 /// global one before SELECT_BUCKET, as servers since 6.5 give it, and the CCCP bucket config after),
-/// GET, SET, ADD, REPLACE and DELETE with CAS (a mutation's framing extras: PRESERVE_TTL only), NOOP. Any other command is answered 0x81 (unknown command) and recorded
+/// GET, SET, ADD, REPLACE and DELETE with CAS (framing extras: PRESERVE_TTL on SET/ADD/REPLACE only; any other frame,
+/// on any command, is refused), NOOP. Any other command is answered 0x81 (unknown command) and recorded
 /// in <see cref="UnknownCommands"/> and the log. Expiry is stored but never enforced; there is no durability,
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
 /// <see cref="StopAsync"/>/<see cref="StartAsync()"/>.
@@ -479,7 +480,25 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             string key = System.Text.Encoding.UTF8.GetString(keyBytes);
             byte op = request.Opcode;
 
-            byte[] response = op switch
+            // Framing extras are read on every request, not only on mutations: a frame this server does not implement
+            // (durability on a DELETE, PRESERVE_TTL on a GET) is refused, never executed without it.
+            bool mutation = op is KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace;
+            byte[]? framingRefusal = null;
+            bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out string? framingError);
+            if (framed && preserveTtl && !mutation)
+            {
+                framed = false;
+                framingError = $"framing extra PRESERVE_TTL (5) on {KvProtocol.OpcodeName(op)}, which keeps no expiry";
+            }
+
+            if (!framed)
+            {
+                server._protocolErrors.Enqueue($"connection {id}: {framingError}");
+                server.Log($"connection {id}: {framingError}");
+                framingRefusal = Error(request, KvProtocol.Status.InvalidArguments, framingError!);
+            }
+
+            byte[] response = framingRefusal ?? op switch
             {
                 KvProtocol.Opcodes.Hello => Hello(request, value.Span),
                 KvProtocol.Opcodes.GetErrorMap => Reply(request, KvProtocol.Status.Success, value: KvErrorMap.Json),
@@ -494,7 +513,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
                     when NotReady(request) is { } refused => refused,
                 KvProtocol.Opcodes.Get => Get(request, key),
-                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, body.AsSpan(0, request.FramingExtrasLength), extras, value),
+                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, preserveTtl, extras, value),
                 KvProtocol.Opcodes.Delete => Delete(request, key),
                 KvProtocol.Opcodes.RangeScanCreate or KvProtocol.Opcodes.RangeScanContinue or KvProtocol.Opcodes.RangeScanCancel
                     when NotReady(request) is { } refused => refused,
@@ -635,18 +654,11 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return Reply(request, KvProtocol.Status.Success, document.Cas, flags, document.Value.Span, document.DataType);
         }
 
-        private byte[] Mutate(KvProtocol.RequestHeader request, string key, ReadOnlySpan<byte> framing, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
+        private byte[] Mutate(KvProtocol.RequestHeader request, string key, bool preserveTtl, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
         {
             if (extras.Length != 8)
             {
                 return Error(request, KvProtocol.Status.InvalidArguments, $"{KvProtocol.OpcodeName(request.Opcode)} needs 8 bytes of extras (flags, expiry)");
-            }
-
-            if (!TryReadFraming(framing, out bool preserveTtl, out string? framingError))
-            {
-                server._protocolErrors.Enqueue($"connection {id}: {framingError}");
-                server.Log($"connection {id}: {framingError}");
-                return Error(request, KvProtocol.Status.InvalidArguments, framingError!);
             }
 
             uint flags = System.Buffers.Binary.BinaryPrimitives.ReadUInt32BigEndian(extras);
