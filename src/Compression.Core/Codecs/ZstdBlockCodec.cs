@@ -51,6 +51,9 @@ internal sealed unsafe class ZstdBlockCodec : Codec
                     throw new InvalidOperationException($"zstd could not start a block: {Methods.ZSTD_getErrorName(result)}");
                 result = Methods.ZSTD_compressBlock(context.Pointer, dst, (nuint)destination.Length, src, (nuint)source.Length);
             }
+            // The digested dictionary is reached through a raw pointer: its owner must outlive the block, or a collection
+            // during it could finalize the dictionary and free the tables zstd reads (found by review).
+            GC.KeepAlive(contexts);
             healthy = true;
             // An error here is "destination too small"; 0 is "not compressible": both mean the document is stored.
             if (Methods.ZSTD_isError(result) || result == 0) return false;
@@ -138,6 +141,8 @@ internal sealed unsafe class ZstdBlockCodec : Codec
         {
             result = Methods.ZSTD_decompressBlock(context.Pointer, dst is null ? &none : dst, (nuint)destination.Length, src is null ? &none : src, (nuint)source.Length);
         }
+        // As in TryCompress: the dictionary's owner outlives the block that reads its tables through a raw pointer.
+        GC.KeepAlive(contexts);
         if (Methods.ZSTD_isError(result)) DiscardAndThrow(context, "zstd block", result);
         return (int)result;
     }

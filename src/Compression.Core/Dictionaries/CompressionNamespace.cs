@@ -167,23 +167,52 @@ public sealed class CompressionNamespace
     /// <exception cref="InvalidDataException">The envelope's header is corrupt, or the store's record is damaged.</exception>
     public ValueTask EnsureDictionaryAsync(ReadOnlySpan<byte> envelope, CancellationToken cancellationToken = default)
     {
-        NamespaceState state = State;
-        if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header, state.Settings.MaxUncompressedLength)
-            || header.DictionaryId is not uint id
-            || _engine.Catalog.TryGetCached(id, out _))
-        {
-            return ValueTask.CompletedTask;
-        }
-        ValueTask<ZstdDictionary> load = _engine.Catalog.GetAsync(id, state.Name, cancellationToken);
+        ValueTask<ZstdDictionary?> load = LoadDictionaryAsync(envelope, cancellationToken);
         return load.IsCompletedSuccessfully ? ValueTask.CompletedTask : new ValueTask(load.AsTask());
     }
 
-    /// <summary>Reads the dictionary the envelope names if needed, then decompresses. Allocates the result.</summary>
+    /// <summary>
+    /// <see cref="EnsureDictionaryAsync"/>, returning the dictionary (null when the value names none). A caller that holds
+    /// it until its synchronous decode is sure to find it there, even if other readers' loads evicted it in between.
+    /// </summary>
+    internal ValueTask<ZstdDictionary?> LoadDictionaryAsync(ReadOnlySpan<byte> envelope, CancellationToken cancellationToken = default)
+    {
+        NamespaceState state = State;
+        if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header, state.Settings.MaxUncompressedLength)
+            || header.DictionaryId is not uint id)
+        {
+            return ValueTask.FromResult<ZstdDictionary?>(null);
+        }
+        if (_engine.Catalog.TryGetCached(id, out ZstdDictionary cached)) return ValueTask.FromResult<ZstdDictionary?>(cached);
+        ValueTask<ZstdDictionary> load = _engine.Catalog.GetAsync(id, state.Name, cancellationToken);
+        return load.IsCompletedSuccessfully ? ValueTask.FromResult<ZstdDictionary?>(load.Result) : Widen(load);
+
+        static async ValueTask<ZstdDictionary?> Widen(ValueTask<ZstdDictionary> load) => await load.ConfigureAwait(false);
+    }
+
+    /// <summary>Reads the dictionary the envelope names if needed, then decompresses with it. Allocates the result.</summary>
     /// <inheritdoc cref="EnsureDictionaryAsync" path="/exception"/>
     public async ValueTask<byte[]> DecompressAsync(ReadOnlyMemory<byte> envelope, CancellationToken cancellationToken = default)
     {
-        await EnsureDictionaryAsync(envelope.Span, cancellationToken).ConfigureAwait(false);
-        return Decompress(envelope.Span);
+        NamespaceState state = State;
+        try
+        {
+            EnvelopeHeader header = state.Compressor.ReadHeader(envelope.Span);
+            ZstdDictionary? dictionary = null;
+            if (header.DictionaryId is uint id)
+            {
+                // Decoded with the dictionary the load returned: looked up again in the bounded cache, it could be gone
+                // already when other readers' loads evicted it (found by review).
+                ZstdDictionary? adopted = state.Current?.Dictionary;
+                dictionary = adopted is not null && adopted.Id == id ? adopted
+                    : await _engine.Catalog.GetAsync(id, state.Name, cancellationToken).ConfigureAwait(false);
+            }
+            return DocumentCompressor.DecompressWithHeader(envelope.Span, header, dictionary);
+        }
+        catch (Exception ex) when (_engine.CountDecodeFailure(state, ex))
+        {
+            throw;
+        }
     }
 
     /// <summary>Reads the namespace's newest dictionary version from the store now and adopts it when it is newer.</summary>

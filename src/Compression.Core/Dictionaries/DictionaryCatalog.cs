@@ -21,6 +21,7 @@ internal sealed class DictionaryCatalog
     private readonly ConcurrentDictionary<uint, Entry> _cache = new();
     private readonly ConcurrentDictionary<uint, Lazy<Task<ZstdDictionary>>> _inflight = new();
     private readonly ConcurrentDictionary<uint, long> _missing = new();
+    private readonly ConcurrentDictionary<uint, WeakReference<ZstdDictionary>> _evicted = new(); // until collected
     private readonly object _syncFetchGate = new();
     private readonly object _evictGate = new();
     private long _useClock;
@@ -53,6 +54,14 @@ internal sealed class DictionaryCatalog
             long now = Volatile.Read(ref _useClock);
             if (entry.LastUse != now) entry.LastUse = now;
             dictionary = entry.Dictionary;
+            return true;
+        }
+        // An evicted dictionary that something still holds (a reader that has just loaded it and is about to decode) is
+        // taken back rather than read again: without this, a load followed by a synchronous decode failed when other
+        // readers' loads evicted it in between (found by review).
+        if (_evicted.TryRemove(id, out WeakReference<ZstdDictionary>? evicted) && evicted.TryGetTarget(out ZstdDictionary? alive))
+        {
+            dictionary = Add(alive);
             return true;
         }
         dictionary = null!;
@@ -202,7 +211,11 @@ internal sealed class DictionaryCatalog
             if (excess <= 0) return;
             foreach (var (id, _) in unpinned.OrderBy(e => e.Value.LastUse).Take(excess))
             {
-                _cache.TryRemove(id, out _);
+                if (_cache.TryRemove(id, out Entry? removed)) _evicted[id] = new WeakReference<ZstdDictionary>(removed.Dictionary);
+            }
+            foreach (var (id, weak) in _evicted)
+            {
+                if (!weak.TryGetTarget(out _)) _evicted.TryRemove(new KeyValuePair<uint, WeakReference<ZstdDictionary>>(id, weak));
             }
         }
     }

@@ -156,13 +156,14 @@ internal sealed class CompressedCollection : ICouchbaseCollection
     private async Task<IGetResult> ReadyAsync(IGetResult result, string id, CancellationToken cancellationToken)
     {
         Exception? deferred = null;
+        ZstdDictionary? dictionary = null;
         try
         {
             RawBody body = result.ContentAs<RawBody>()!;
             if (body.IsEnvelope)
             {
-                ValueTask load = _transcoder.Namespace.EnsureDictionaryAsync(body.Data.Span, cancellationToken);
-                if (!load.IsCompletedSuccessfully) await load.ConfigureAwait(false);
+                ValueTask<ZstdDictionary?> load = _transcoder.Namespace.LoadDictionaryAsync(body.Data.Span, cancellationToken);
+                dictionary = load.IsCompletedSuccessfully ? load.Result : await load.ConfigureAwait(false);
             }
         }
         catch (Exception ex) when (ex is DictionaryNotFoundException or InvalidDataException)
@@ -175,8 +176,8 @@ internal sealed class CompressedCollection : ICouchbaseCollection
             throw;
         }
         return result is IGetReplicaResult replica
-            ? new CompressedGetReplicaResult(replica, this, id, deferred)
-            : new CompressedGetResult(result, this, id, deferred);
+            ? new CompressedGetReplicaResult(replica, this, id, deferred, dictionary)
+            : new CompressedGetResult(result, this, id, deferred, dictionary);
     }
 
     private async Task<IGetReplicaResult> ReadyReplicaAsync(Task<IGetReplicaResult> replica, string id, CancellationToken cancellationToken) =>
@@ -188,10 +189,14 @@ internal sealed class CompressedCollection : ICouchbaseCollection
 
 /// <summary>
 /// A get result that names the document and collection when its body cannot be decoded; <paramref name="deferred"/> is the
-/// error the dictionary's pre-load met, raised for every type the transcoder would decode.
+/// error the dictionary's pre-load met, raised for every type the transcoder would decode. It holds the pre-loaded
+/// <paramref name="dictionary"/> until it is disposed, so that the engine finds it for the synchronous decode even if other
+/// reads evicted it from the bounded cache in between.
 /// </summary>
-internal class CompressedGetResult(IGetResult inner, CompressedCollection collection, string id, Exception? deferred = null) : IGetResult
+internal class CompressedGetResult(IGetResult inner, CompressedCollection collection, string id, Exception? deferred = null, ZstdDictionary? dictionary = null) : IGetResult
 {
+    private ZstdDictionary? _dictionary = dictionary;
+
     public ulong Cas => inner.Cas;
 
     [Obsolete("This property is no longer supported; use ExpiryTime instead.")]
@@ -204,7 +209,9 @@ internal class CompressedGetResult(IGetResult inner, CompressedCollection collec
         try
         {
             if (deferred is not null && !collection.Transcoder.ReadsRaw<T>()) ExceptionDispatchInfo.Throw(deferred);
-            return inner.ContentAs<T>();
+            T? content = inner.ContentAs<T>();
+            GC.KeepAlive(_dictionary); // held until here: see the remarks above
+            return content;
         }
         catch (InvalidDataException ex)
         {
@@ -219,14 +226,16 @@ internal class CompressedGetResult(IGetResult inner, CompressedCollection collec
 
     public void Dispose()
     {
+        _dictionary = null;
         inner.Dispose();
         GC.SuppressFinalize(this);
     }
 }
 
 /// <summary>The replica form of <see cref="CompressedGetResult"/>.</summary>
-internal sealed class CompressedGetReplicaResult(IGetReplicaResult inner, CompressedCollection collection, string id, Exception? deferred = null)
-    : CompressedGetResult(inner, collection, id, deferred), IGetReplicaResult
+internal sealed class CompressedGetReplicaResult(IGetReplicaResult inner, CompressedCollection collection, string id, Exception? deferred = null,
+    ZstdDictionary? dictionary = null)
+    : CompressedGetResult(inner, collection, id, deferred, dictionary), IGetReplicaResult
 {
     public bool IsActive => inner.IsActive;
 }
