@@ -8,7 +8,7 @@ using Xunit.Abstractions;
 
 namespace Compression.Couchbase.Tests.Adapter;
 
-/// <summary>Faults found by review (2026-11-24, eighth session); each test failed before its fix.</summary>
+/// <summary>Faults found by review (from 2026-11-24, eighth session); each test failed before its fix.</summary>
 public sealed class FoundByReviewTests(ITestOutputHelper output) : IAsyncLifetime
 {
     private CouchbaseTarget _target = null!;
@@ -55,5 +55,38 @@ public sealed class FoundByReviewTests(ITestOutputHelper output) : IAsyncLifetim
         Client reader = await _target.ConnectAsync();
         DictionaryRecord? current = await reader.Store.GetCurrentAsync(ns);
         Assert.Equal(dictionary.Id, current?.Id);
+    }
+
+    [Fact]
+    public async Task A_read_whose_preloaded_dictionary_another_read_evicts_before_ContentAs_still_decodes()
+    {
+        // Found by review (2026-11-25, tenth session): the decorator pre-loads the dictionary a document names, then the
+        // SDK decodes synchronously in ContentAs; when other reads' loads evicted it from the bounded cache in between,
+        // the decode threw DictionaryNotFoundException (the store has no synchronous read). The result now holds it.
+        Client writer = await _target.ConnectAsync();
+        await using var elsewhere = new CompressionEngine(writer.Store, Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast(), timeProvider: writer.Time);
+        var random = new Random(9);
+        var raw = new RawBinaryTranscoder();
+        var expected = new Dictionary<string, Newtonsoft.Json.Linq.JObject>();
+        foreach (string ns in new[] { "elsewhere.a", "elsewhere.b" }) // documents moved here from collections with their own dictionaries
+        {
+            CompressionNamespace source = elsewhere.GetNamespace(ns);
+            for (int i = 0; i < 400; i++) source.Compress(Core.Tests.Dictionaries.TestDocuments.Movie(random));
+            await elsewhere.WhenIdleAsync();
+            if (source.CurrentDictionary is null) await source.TrainAsync();
+            Assert.NotNull(source.CurrentDictionary);
+            byte[] json = Core.Tests.Dictionaries.TestDocuments.Movie(random);
+            expected[ns] = Docs.Parse(json);
+            await writer.Plain.UpsertAsync(_target.Key(ns), source.Compress(json), new UpsertOptions().Transcoder(raw));
+        }
+        Assert.NotEqual(elsewhere.GetNamespace("elsewhere.a").CurrentDictionary!.Id, elsewhere.GetNamespace("elsewhere.b").CurrentDictionary!.Id);
+
+        var options = Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast();
+        options.MaxCachedDictionaries = 1;
+        Client reader = await _target.ConnectAsync(options);
+        using IGetResult a = await reader.Compressed.GetAsync(_target.Key("elsewhere.a")); // pre-loads a's dictionary
+        using IGetResult b = await reader.Compressed.GetAsync(_target.Key("elsewhere.b")); // pre-loads b's: the bound evicts a's
+        Docs.Equal(expected["elsewhere.a"], a.ContentAs<Newtonsoft.Json.Linq.JObject>());
+        Docs.Equal(expected["elsewhere.b"], b.ContentAs<Newtonsoft.Json.Linq.JObject>());
     }
 }
