@@ -46,7 +46,6 @@ public sealed class EngineHammerTests(ITestOutputHelper output)
         var written = new ConcurrentBag<(int Engine, string Ns, byte[] Doc, byte[] Env)>();
         var immediate = new ConcurrentQueue<string>();
         int notFound = 0;
-        using var stop = new CancellationTokenSource();
         const int Writers = 4, PerWriter = 100, Phases = 8;
         var driverRandom = new Random(seed);
         var randoms = Enumerable.Range(0, Writers).Select(id => new Random(seed * 100 + id)).ToArray();
