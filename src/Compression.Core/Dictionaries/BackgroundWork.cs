@@ -26,32 +26,50 @@ internal sealed class BackgroundWork : IDisposable
     public bool IsStopping => _token.IsCancellationRequested;
 
     /// <summary>Starts <paramref name="work"/> unless stopping; never throws (it is called on the write path).</summary>
+    /// <remarks>
+    /// The task is tracked before it looks at the stop signal, so a stop either sees it (and waits for it) or has
+    /// signalled before it looks (and it does nothing). Checked only before tracking, a call racing with
+    /// <see cref="StopAsync"/> could start its work after the stop had found nothing running (found by review).
+    /// </remarks>
     public void Run(Func<CancellationToken, Task> work)
     {
         CancellationToken token = _token;
         if (token.IsCancellationRequested) return;
-        Task task = Task.Run(async () =>
-        {
-            try
-            {
-                await work(token).ConfigureAwait(false);
-            }
-            catch (Exception ex) when (ex is not OutOfMemoryException)
-            {
-                // Logged where it happened; a background failure never reaches the write path.
-            }
-        }, CancellationToken.None);
-        _running.TryAdd(task, 0);
+        var start = new Task<Task>(static state => RunGuarded(((Func<CancellationToken, Task>, CancellationToken))state!), (work, token));
+        Task task = start.Unwrap();
+        // The removal is the task's first continuation, registered before anyone can see the task in the set.
         task.ContinueWith(static (t, s) => ((ConcurrentDictionary<Task, byte>)s!).TryRemove(t, out _), _running,
             CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        _running.TryAdd(task, 0);
+        start.Start(TaskScheduler.Default);
+    }
+
+    private static async Task RunGuarded((Func<CancellationToken, Task> Work, CancellationToken Token) run)
+    {
+        if (run.Token.IsCancellationRequested) return; // stopped between Run's check and this task's tracking
+        try
+        {
+            await run.Work(run.Token).ConfigureAwait(false);
+        }
+        catch (Exception ex) when (ex is not OutOfMemoryException)
+        {
+            // Logged where it happened; a background failure never reaches the write path.
+        }
     }
 
     /// <summary>Completes when nothing is running (work started meanwhile is awaited too).</summary>
+    /// <remarks>
+    /// Only tasks not yet completed are awaited: a completed one may still be in the set for a moment (its removal runs
+    /// as its continuation, possibly after this method's), and awaiting it again would spin on the same thread, keeping
+    /// that removal from ever running (found by a test of the race with <see cref="Run"/>).
+    /// </remarks>
     public async Task WhenIdleAsync(CancellationToken cancellationToken = default)
     {
-        while (!_running.IsEmpty)
+        while (true)
         {
-            await Task.WhenAll(_running.Keys).WaitAsync(cancellationToken).ConfigureAwait(false);
+            Task[] running = [.. _running.Keys.Where(static t => !t.IsCompleted)];
+            if (running.Length == 0) return;
+            await Task.WhenAll(running).WaitAsync(cancellationToken).ConfigureAwait(false);
         }
     }
 

@@ -110,4 +110,37 @@ public sealed class FoundByReviewTests
         Assert.False(started);
         Assert.True(stopped.IsStopping);
     }
+
+    [Fact]
+    public async Task BackgroundWork_RunRacingAStop_NeverStartsWorkAfterTheStopReturned()
+    {
+        // Found by review (2026-11-25): Run checked the stop signal, then tracked its task; a stop in between cancelled,
+        // found nothing running and returned, and the work started afterwards, on an engine already disposed. The race is
+        // run many times on two threads; before the fix about a quarter of the rounds started their work after the stop had
+        // returned.
+        int late = 0;
+        for (int round = 0; round < 3000; round++)
+        {
+            var work = new BackgroundWork();
+            int stopReturned = 0;
+            using var go = new Barrier(2);
+            Task runner = Task.Factory.StartNew(() =>
+            {
+                go.SignalAndWait();
+                work.Run(_ =>
+                {
+                    if (Volatile.Read(ref stopReturned) == 1) Interlocked.Increment(ref late);
+                    return Task.CompletedTask;
+                });
+            }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+            go.SignalAndWait();
+            // Bounded: a first fix of the race could leave the stop spinning forever on a completed task (see WhenIdleAsync).
+            await work.StopAsync(CancellationToken.None).WaitAsync(TimeSpan.FromSeconds(30));
+            Volatile.Write(ref stopReturned, 1);
+            await runner;
+            await work.WhenIdleAsync();
+            work.Dispose();
+        }
+        Assert.Equal(0, late);
+    }
 }
