@@ -4,6 +4,7 @@ using System.Runtime.InteropServices;
 using System.Security.Cryptography;
 using System.Text;
 using System.Text.Json;
+using Microsoft.Win32.SafeHandles;
 
 namespace Compression.Dictionaries;
 
@@ -16,8 +17,9 @@ namespace Compression.Dictionaries;
 /// hard links are atomic (local file systems are).
 /// </summary>
 /// <remarks>
-/// Any namespace name works: a name whose escaped form is short is used as is (letters, digits, '-' and '_' kept, every
-/// other byte of its UTF-8 form %-escaped); a longer one is cut and suffixed with a hash of the whole name, so file
+/// Any namespace name works: a name whose escaped form is short is used as is (lower-case letters, digits, '-' and '_'
+/// kept, every other byte of its UTF-8 form %-escaped, so names that differ only in case stay apart where the file system
+/// ignores case); a longer one is cut and suffixed with a hash of the whole name, so file
 /// names stay within every file system's limit. Files are checked when read: a record larger than the dictionary size
 /// allows is refused before it is read, and a version file must agree with the record it names.
 /// </remarks>
@@ -78,8 +80,8 @@ public sealed partial class FileDictionaryStore : DictionaryStore
     {
         ArgumentException.ThrowIfNullOrEmpty(@namespace);
         cancellationToken.ThrowIfCancellationRequested();
-        int newest = Versions(Key(@namespace)).DefaultIfEmpty(0).Max();
-        return ValueTask.FromResult(newest == 0 ? null : ReadVersion(@namespace, newest));
+        (int Version, string Key) newest = Versions(@namespace).DefaultIfEmpty().MaxBy(v => v.Version);
+        return ValueTask.FromResult(newest.Version == 0 ? null : ReadWinner(VersionPath(newest.Key, newest.Version), newest.Version, @namespace));
     }
 
     /// <inheritdoc/>
@@ -89,7 +91,7 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         ArgumentException.ThrowIfNullOrEmpty(candidate.Namespace, nameof(candidate));
         cancellationToken.ThrowIfCancellationRequested();
         string key = Key(candidate.Namespace);
-        int newest = Versions(key).DefaultIfEmpty(0).Max();
+        int newest = Versions(candidate.Namespace).Select(v => v.Version).DefaultIfEmpty(0).Max();
         if (candidate.Version <= newest) return ValueTask.FromResult(ReadVersion(candidate.Namespace, candidate.Version)); // published meanwhile
         if (candidate.Version != newest + 1)
             throw new ArgumentException($"Version {candidate.Version} does not follow the newest version ({newest}) of '{candidate.Namespace}'.", nameof(candidate));
@@ -114,14 +116,16 @@ public sealed partial class FileDictionaryStore : DictionaryStore
     /// <inheritdoc/>
     public override async IAsyncEnumerable<DictionaryRecord> ListAsync(string? @namespace = null, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
-        string pattern = @namespace is null ? "*.id" : Key(@namespace) + ".v*.id";
+        IEnumerable<string> paths = @namespace is null
+            ? Directory.EnumerateFiles(_directory, "*.id")
+            : Keys(@namespace).SelectMany(k => Directory.EnumerateFiles(_directory, k + ".v*.id"));
         var versions = new List<(DictionaryRecord Record, string Path)>();
-        foreach (string path in Directory.EnumerateFiles(_directory, pattern))
+        foreach (string path in paths)
         {
             cancellationToken.ThrowIfCancellationRequested();
             if (!TryParseVersionFile(Path.GetFileName(path), out string key, out int version)) continue;
             DictionaryRecord record = ReadWinner(path, version, expectedNamespace: null);
-            if (Key(record.Namespace) != key)
+            if (!Keys(record.Namespace).Contains(key, StringComparer.Ordinal))
                 throw new InvalidDataException($"Version file {path} names dictionary {record.Id} of namespace '{record.Namespace}', which belongs elsewhere.");
             if (@namespace is null || record.Namespace == @namespace) versions.Add((record, path));
         }
@@ -133,7 +137,19 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         await Task.CompletedTask.ConfigureAwait(false);
     }
 
-    private DictionaryRecord ReadVersion(string @namespace, int version) => ReadWinner(VersionPath(Key(@namespace), version), version, @namespace);
+    /// <summary>The winner of a version: under the namespace's key, or under its 0.1.0 key when only that one has it.</summary>
+    private DictionaryRecord ReadVersion(string @namespace, int version)
+    {
+        string path = VersionPath(Key(@namespace), version);
+        if (!File.Exists(path))
+        {
+            foreach ((int v, string key) in Versions(@namespace))
+            {
+                if (v == version) path = VersionPath(key, version);
+            }
+        }
+        return ReadWinner(path, version, @namespace);
+    }
 
     /// <summary>The record a version file names, checked against it: same id, version and (when known) namespace.</summary>
     private DictionaryRecord ReadWinner(string versionPath, int version, string? expectedNamespace)
@@ -150,18 +166,15 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         return record;
     }
 
-    /// <summary>The file's bytes, or <see langword="null"/> when it does not exist; a file over <paramref name="limit"/> bytes is refused unread.</summary>
+    /// <summary>
+    /// The file's bytes, or <see langword="null"/> when it does not exist; a file over <paramref name="limit"/> bytes is
+    /// refused unread, and so is anything but a regular file (a FIFO planted under a record's name would otherwise block
+    /// the reader in open(2) forever, and with it every synchronous decode that misses the cache: found by review).
+    /// </summary>
     private static byte[]? ReadLimited(string path, long limit)
     {
-        FileStream stream;
-        try
-        {
-            stream = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read | FileShare.Delete);
-        }
-        catch (FileNotFoundException)
-        {
-            return null;
-        }
+        FileStream? stream = OpenRegularFile(path);
+        if (stream is null) return null;
         using (stream)
         {
             long length = stream.Length;
@@ -171,6 +184,55 @@ public sealed partial class FileDictionaryStore : DictionaryStore
             return bytes;
         }
     }
+
+    /// <summary>Opens <paramref name="path"/> for reading without blocking, or <see langword="null"/> when it does not exist.</summary>
+    /// <exception cref="InvalidDataException">It is not a regular file (a FIFO, a directory, a socket).</exception>
+    private static FileStream? OpenRegularFile(string path)
+    {
+        int nonBlocking = OperatingSystem.IsLinux() ? 0x800 | 0x80000 // O_NONBLOCK | O_CLOEXEC
+            : OperatingSystem.IsMacOS() ? 0x4 | 0x1000000
+            : 0; // Windows has no FIFOs among files; other systems keep the plain open
+        FileStream stream;
+        if (nonBlocking == 0)
+        {
+            try
+            {
+                stream = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read | FileShare.Delete);
+            }
+            catch (FileNotFoundException)
+            {
+                return null;
+            }
+        }
+        else
+        {
+            int fd = Open(path, nonBlocking);
+            if (fd < 0)
+            {
+                int errno = Marshal.GetLastPInvokeError();
+                if (errno == ENoEnt) return null;
+                throw new IOException($"Could not open {path}: {Marshal.GetPInvokeErrorMessage(errno)} (errno {errno}).");
+            }
+            var handle = new SafeFileHandle(fd, ownsHandle: true);
+            try
+            {
+                stream = new FileStream(handle, FileAccess.Read, bufferSize: 0);
+            }
+            catch
+            {
+                handle.Dispose();
+                throw;
+            }
+        }
+        if (stream.CanSeek && (File.GetAttributes(stream.SafeFileHandle) & FileAttributes.Directory) == 0) return stream;
+        stream.Dispose();
+        throw new InvalidDataException($"{path} is not a regular file; it was not read.");
+    }
+
+    private const int ENoEnt = 2; // the same on Linux and macOS
+
+    [LibraryImport("libc", EntryPoint = "open", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
+    private static partial int Open(string path, int flags);
 
     /// <summary>
     /// Creates <paramref name="path"/> with <paramref name="content"/> if it does not exist, atomically: the content is
@@ -218,10 +280,19 @@ public sealed partial class FileDictionaryStore : DictionaryStore
     [LibraryImport("libc", EntryPoint = "link", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
     private static partial int Link(string existingPath, string newPath);
 
-    private IEnumerable<int> Versions(string key) =>
-        Directory.EnumerateFiles(_directory, key + ".v*.id")
-            .Select(p => TryParseVersionFile(Path.GetFileName(p), out string k, out int v) && k == key ? v : 0)
-            .Where(v => v > 0);
+    /// <summary>The versions of a namespace with the key each was found under (its key, or its 0.1.0 key: see <see cref="Key(string)"/>).</summary>
+    private IEnumerable<(int Version, string Key)> Versions(string @namespace) =>
+        Keys(@namespace).SelectMany(key => Directory.EnumerateFiles(_directory, key + ".v*.id")
+            .Select(p => (Version: TryParseVersionFile(Path.GetFileName(p), out string k, out int v) && k == key ? v : 0, Key: key))
+            .Where(v => v.Version > 0));
+
+    /// <summary>The keys a namespace's version files may have: <see cref="Key(string)"/>, then the 0.1.0 key when it differs.</summary>
+    private static string[] Keys(string @namespace)
+    {
+        string key = Key(@namespace);
+        string legacy = Key(@namespace, keepUpperCase: true);
+        return key == legacy ? [key] : [key, legacy];
+    }
 
     private string RecordPath(uint id) => Path.Combine(_directory, id.ToString(CultureInfo.InvariantCulture) + ".dict.json");
 
@@ -235,22 +306,36 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         string name = fileName[..^3];
         int dot = name.LastIndexOf(".v", StringComparison.Ordinal);
         if (dot <= 0 || !int.TryParse(name.AsSpan(dot + 2), NumberStyles.None, CultureInfo.InvariantCulture, out version) || version < 1) return false;
+        // Only the form this store writes: "v01" would list version 1 twice (found by review).
+        if (name[dot + 2] == '0')
+        {
+            version = 0;
+            return false;
+        }
         key = name[..dot];
         return true;
     }
 
     /// <summary>
-    /// A namespace's file-name key: letters, digits, '-' and '_' kept, every other UTF-8 byte %-escaped (dots too, so the
-    /// key never holds ".v"); when that is longer than <see cref="MaxPlainKeyLength"/>, its first 80 characters, '~', and 32
-    /// hex digits of the SHA-256 of the name ('~' is always escaped, so hashed keys never meet plain ones).
+    /// A namespace's file-name key: lower-case letters, digits, '-' and '_' kept, every other UTF-8 byte %-escaped with
+    /// upper-case hex digits (dots too, so the key never holds ".v"); when that is longer than <see cref="MaxPlainKeyLength"/>,
+    /// its first 80 characters, '~', and 32 hex digits of the SHA-256 of the name ('~' is always escaped, so hashed keys never
+    /// meet plain ones). Upper-case letters are escaped so that two names that differ only in case ("db.Orders" and
+    /// "db.orders", two collections to MongoDB and Couchbase) keep different keys on file systems that ignore case
+    /// (Windows', macOS's), where they shared their version files (found by review). Version 0.1.0 kept upper-case letters:
+    /// the versions it claimed are still found (under either key), and new ones are claimed under this key, which 0.1.0
+    /// does not read; records are found by id, so every document stays readable either way.
     /// </summary>
-    internal static string Key(string @namespace)
+    internal static string Key(string @namespace) => Key(@namespace, keepUpperCase: false);
+
+    /// <summary><see cref="Key(string)"/>, or with <paramref name="keepUpperCase"/> the key 0.1.0 wrote (letters of either case kept).</summary>
+    private static string Key(string @namespace, bool keepUpperCase)
     {
         var sb = new StringBuilder(@namespace.Length);
         foreach (byte b in Encoding.UTF8.GetBytes(@namespace))
         {
             char c = (char)b;
-            if (char.IsAsciiLetterOrDigit(c) || c is '-' or '_') sb.Append(c);
+            if (char.IsAsciiLetterLower(c) || char.IsAsciiDigit(c) || c is '-' or '_' || (keepUpperCase && char.IsAsciiLetterUpper(c))) sb.Append(c);
             else sb.Append('%').Append(b.ToString("X2", CultureInfo.InvariantCulture));
         }
         if (sb.Length <= MaxPlainKeyLength) return sb.ToString();

@@ -172,6 +172,7 @@ public sealed class UntrustedStoreTests : IDisposable
         new string('a', 240),                                       // 240 ASCII characters
         "db." + new string('x', 200) + ".with.many.dots.ü",
         "bucket.scope.collection",
+        "Shop.Orders",                                              // upper-case letters are escaped
     };
 
     [Theory]
@@ -222,4 +223,96 @@ public sealed class UntrustedStoreTests : IDisposable
         await Assert.ThrowsAnyAsync<Exception>(async () => await store.PublishAsync(record));
         Assert.Empty(Directory.GetFiles(_directory, "*.dict.json"));
     }
+
+    [Fact]
+    public void FileStore_NamesThatDifferOnlyInCase_KeepKeysThatDifferWhereTheFileSystemIgnoresCase()
+    {
+        // Found by review: keys kept letters as they were, so on Windows' and macOS's file systems "db.Orders" and
+        // "db.orders" (two collections to the databases) shared version files and the second never got a dictionary.
+        string[] names = ["db.orders", "db.Orders", "DB.ORDERS", "db.ordErs", "ü.x", "Ü.x", new string('a', 200), new string('A', 200), "a%2e", "a."];
+        var folded = names.Select(n => FileDictionaryStore.Key(n).ToUpperInvariant()).ToList();
+        Assert.Equal(names.Length, folded.Distinct(StringComparer.Ordinal).Count());
+        Assert.Equal("db%2E%4Frders", FileDictionaryStore.Key("db.Orders"));
+    }
+
+    [Fact]
+    public async Task FileStore_VersionsClaimedUnderTheKeyOf010_AreStillFound_AndTheNextIsClaimedAfterThem()
+    {
+        // 0.1.0 named the version files of "Shop.Orders" "Shop%2EOrders.v{n}.id": an upgraded client reads them, goes on
+        // from their newest version, and lists them.
+        const string name = "Shop.Orders";
+        var store = new FileDictionaryStore(_directory);
+        await store.PublishAsync(DictionaryStoreTests.Record(5, name, 1));
+        await store.PublishAsync(DictionaryStoreTests.Record(6, name, 2));
+        foreach (int version in new[] { 1, 2 })
+            File.Move(Path.Combine(_directory, $"{FileDictionaryStore.Key(name)}.v{version}.id"), Path.Combine(_directory, $"Shop%2EOrders.v{version}.id"));
+
+        Assert.Equal(6u, (await store.GetCurrentAsync(name))!.Id);
+        Assert.Equal(6u, (await store.PublishAsync(DictionaryStoreTests.Record(9, name, 2))).Id); // published already: the winner
+        Assert.Equal(7u, (await store.PublishAsync(DictionaryStoreTests.Record(7, name, 3))).Id);
+        Assert.True(File.Exists(Path.Combine(_directory, "%53hop%2E%4Frders.v3.id")));
+        Assert.Equal(7u, (await store.GetCurrentAsync(name))!.Id);
+
+        var listed = new List<uint>();
+        await foreach (var r in store.ListAsync(name)) listed.Add(r.Id);
+        Assert.Equal([5u, 6u, 7u], listed);
+        listed.Clear();
+        await foreach (var r in store.ListAsync()) listed.Add(r.Id);
+        Assert.Equal([5u, 6u, 7u], listed);
+        Assert.False(File.Exists(Path.Combine(_directory, "9.dict.json")));
+    }
+
+    [Fact]
+    public async Task FileStore_VersionFileWithLeadingZeros_IsNotASecondCopyOfItsVersion()
+    {
+        // Found by review: "v01" parsed as version 1, so the version was listed twice (and could name another record).
+        var store = new FileDictionaryStore(_directory);
+        await store.PublishAsync(DictionaryStoreTests.Record(5, "db.a", 1));
+        await store.PublishAsync(DictionaryStoreTests.Record(6, "db.a", 2));
+        string key = FileDictionaryStore.Key("db.a");
+        File.Copy(Path.Combine(_directory, key + ".v1.id"), Path.Combine(_directory, key + ".v01.id"));
+        File.Copy(Path.Combine(_directory, key + ".v2.id"), Path.Combine(_directory, key + ".v003.id"));
+        var versions = new List<int>();
+        await foreach (var r in store.ListAsync("db.a")) versions.Add(r.Version);
+        Assert.Equal([1, 2], versions);
+        Assert.Equal(2, (await store.GetCurrentAsync("db.a"))!.Version);
+    }
+
+    [Theory]
+    [InlineData("record")]
+    [InlineData("version")]
+    public async Task FileStore_AFifoUnderAFilesName_IsRefusedNamingIt_InsteadOfBlockingTheReader(string which)
+    {
+        // Found by review: opening a FIFO for reading blocks until a writer comes, so one planted under a record's name
+        // hung the reader, and with it every synchronous decode that missed the cache (the catalog's fetch holds a gate).
+        if (OperatingSystem.IsWindows()) return; // no FIFOs among files there; the test's subject does not exist
+        var store = new FileDictionaryStore(_directory);
+        string path;
+        Func<Task> read;
+        if (which == "record")
+        {
+            path = Path.Combine(_directory, "5.dict.json");
+            read = () => Task.FromResult(store.Get(5));
+        }
+        else
+        {
+            await store.PublishAsync(DictionaryStoreTests.Record(5, "db.a", 1));
+            path = Path.Combine(_directory, $"{FileDictionaryStore.Key("db.a")}.v2.id");
+            read = async () => await store.GetCurrentAsync("db.a");
+        }
+        Assert.Equal(0, MakeFifo(path, Convert.ToUInt32("600", 8)));
+        Task reading = Task.Run(read);
+        // A bound on a hang, not a timing: the fixed read fails at once.
+        bool finished = await Task.WhenAny(reading, Task.Delay(TimeSpan.FromSeconds(30))) == reading;
+        if (!finished)
+        {
+            using var unblock = new FileStream(path, FileMode.Open, FileAccess.Write); // let the blocked reader go
+        }
+        Assert.True(finished, $"the read of {path} was still blocked after 30 s");
+        var ex = await Assert.ThrowsAsync<InvalidDataException>(() => reading);
+        Assert.Contains($"{path} is not a regular file", ex.Message);
+    }
+
+    [System.Runtime.InteropServices.DllImport("libc", EntryPoint = "mkfifo", SetLastError = true)]
+    private static extern int MakeFifo([System.Runtime.InteropServices.MarshalAs(System.Runtime.InteropServices.UnmanagedType.LPUTF8Str)] string path, uint mode);
 }
