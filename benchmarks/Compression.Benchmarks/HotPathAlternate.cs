@@ -35,9 +35,11 @@ internal static class HotPathAlternate
             {
                 Report(corpus, rounds, [
                     ("bare zstd compress (frame)", b.CompressBare), ("bare zstd block compress", b.CompressBareBlock),
+                    ("bare zstd compress, zstd checksum", b.CompressBareChecked),
                     ("engine compress", b.CompressEngine), ("engine compress, no checksum", b.CompressEngineNoChecksum)]);
                 Report(corpus, rounds, [
                     ("bare zstd decompress (frame)", b.DecompressBare), ("bare zstd block decompress", b.DecompressBareBlock),
+                    ("bare zstd decompress, zstd checksum", b.DecompressBareChecked),
                     ("engine decompress", b.DecompressEngine), ("engine decompress, no checksum", b.DecompressEngineNoChecksum)]);
             }
             finally
