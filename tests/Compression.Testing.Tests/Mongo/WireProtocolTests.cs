@@ -90,6 +90,40 @@ public sealed class WireProtocolTests
     }
 
     [Fact]
+    public async Task Messages_and_replies_of_every_size_on_one_connection_are_read_and_answered_whole()
+    {
+        // A connection reuses its incoming and reply buffers from one message to the next: a small message after a large
+        // one must be read to its own length only (a checksum over the stale tail would fail, a section walk would read
+        // past it), and a small reply after a large one must be sent at its own length.
+        await using var server = await MongoLoopbackServer.StartAsync();
+        using var wire = new RawWire(server.Port);
+        string text = new('x', 400);
+        for (int round = 0; round < 3; round++)
+        {
+            var docs = Enumerable.Range(round * 2000, 2000).Select(i => new BsonDocument { { "_id", i }, { "text", text } }).ToList();
+            int id = wire.NextRequestId();
+            await wire.SendAsync(RawWire.OpMsg(id, 1, new BsonDocument { { "insert", "c" }, { "$db", "w" } }, "documents", docs)); // 850 KB, checksummed
+            var (responseTo, _, inserted) = await wire.ReceiveAsync();
+            Assert.Equal(id, responseTo);
+            Assert.Equal(2000, RawWire.MsgBody(inserted)["n"].AsInt32);
+
+            id = wire.NextRequestId();
+            await wire.SendAsync(RawWire.OpMsg(id, 1, new BsonDocument { { "ping", 1 }, { "$db", "admin" } })); // small, checksummed
+            var (_, _, pong) = await wire.ReceiveAsync();
+            Assert.Equal(Crc32C.Compute(pong.AsSpan(0, pong.Length - 4)), BinaryPrimitives.ReadUInt32LittleEndian(pong.AsSpan(pong.Length - 4)));
+            Assert.Equal(new BsonDocument("ok", 1.0), RawWire.MsgBody(pong));
+            Assert.Equal(pong.Length, 21 + RawWire.MsgBody(pong).ToBson().Length + 4); // header, flags, kind byte, body, checksum: nothing stale
+
+            var found = await wire.CommandAsync(new BsonDocument { { "find", "c" }, { "$db", "w" }, { "batchSize", 10000 }, { "singleBatch", true } });
+            Assert.Equal((round + 1) * 2000, found["cursor"]["firstBatch"].AsBsonArray.Count); // a reply of up to 2.5 MB
+            var count = await wire.CommandAsync(new BsonDocument { { "count", "c" }, { "$db", "w" } });
+            Assert.Equal((round + 1) * 2000, count["n"].AsInt32);
+        }
+
+        Assert.Empty(server.Failures);
+    }
+
+    [Fact]
     public async Task Unknown_opcode_and_section_kind_close_the_connection()
     {
         await using var server = await MongoLoopbackServer.StartAsync();

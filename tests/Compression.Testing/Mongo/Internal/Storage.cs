@@ -36,12 +36,15 @@ internal static class Bson
     public static byte[] ToBytes(BsonDocument document)
     {
         using var stream = new MemoryStream();
-        using (var writer = new BsonBinaryWriter(stream, WriterSettings))
-        {
-            Write(writer, document);
-        }
-
+        WriteTo(stream, document);
         return stream.ToArray();
+    }
+
+    /// <summary>Appends a document's bytes to <paramref name="stream"/>, which stays open.</summary>
+    public static void WriteTo(Stream stream, BsonDocument document)
+    {
+        using var writer = new BsonBinaryWriter(stream, WriterSettings);
+        Write(writer, document);
     }
 
     /// <summary>Writes a document; <see cref="RawBsonDocument"/> values inside it are copied byte for byte.</summary>

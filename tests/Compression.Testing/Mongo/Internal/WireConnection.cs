@@ -21,7 +21,17 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
 
     private static int s_nextRequestId;
 
+    /// <summary>Buffers kept at their largest size below this and reused for the next message.</summary>
+    private const int MaxKeptBuffer = 8 * 1024 * 1024;
+
     private readonly CancellationTokenSource _aborted = new();
+
+    // One message is read and answered at a time on a connection, so its incoming and reply buffers are reused from one
+    // message to the next: a batch of 1,000 documents is a message over the large-object threshold, and allocating one
+    // per message (and per reply, several times over while a MemoryStream grew) made the test double's collections part
+    // of a benchmark's times, more for the larger plain documents than for compressed ones.
+    private byte[] _incoming = new byte[16 * 1024];
+    private MemoryStream _reply = new();
     private Task _run = Task.CompletedTask;
     private int _abortRequested;
 
@@ -89,11 +99,16 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
                 return;
             }
 
-            var message = new byte[length];
+            if (_incoming.Length < length || _incoming.Length > MaxKeptBuffer)
+            {
+                _incoming = new byte[Math.Max(length, Math.Min(2 * _incoming.Length, MaxKeptBuffer))];
+            }
+
+            byte[] message = _incoming;
             header.CopyTo(message, 0);
             try
             {
-                await stream.ReadExactlyAsync(message.AsMemory(16), cancellationToken).ConfigureAwait(false);
+                await stream.ReadExactlyAsync(message.AsMemory(16, length - 16), cancellationToken).ConfigureAwait(false);
             }
             catch (Exception e) when (IsDisconnect(e))
             {
@@ -101,13 +116,13 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
             }
 
             server.CountReceived(length);
-            byte[]? reply;
+            ReadOnlyMemory<byte>? reply;
             try
             {
                 reply = opCode switch
                 {
-                    OpMsg => HandleMessage(message, requestId),
-                    OpQuery => HandleQuery(message, requestId),
+                    OpMsg => HandleMessage(message, length, requestId),
+                    OpQuery => HandleQuery(message, length, requestId),
                     _ => throw new InvalidDataException($"opCode {opCode} is not implemented (OP_MSG 2013 and the OP_QUERY 2004 handshake are; OP_COMPRESSED is never negotiated)"),
                 };
             }
@@ -117,7 +132,7 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
                 return;
             }
 
-            if (reply is null)
+            if (reply is not ReadOnlyMemory<byte> replyBytes)
             {
                 continue;
             }
@@ -126,8 +141,8 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
             {
                 await server.WaitWhileStalledAsync(cancellationToken).ConfigureAwait(false);
                 // Counted before the write: the client may read the reply and go on before WriteAsync returns here.
-                server.CountSent(reply.Length);
-                await stream.WriteAsync(reply, cancellationToken).ConfigureAwait(false);
+                server.CountSent(replyBytes.Length);
+                await stream.WriteAsync(replyBytes, cancellationToken).ConfigureAwait(false);
             }
             catch (Exception e) when (IsDisconnect(e))
             {
@@ -139,7 +154,9 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
     private static bool IsDisconnect(Exception e) =>
         e is IOException or SocketException or OperationCanceledException or ObjectDisposedException or EndOfStreamException;
 
-    private byte[]? HandleMessage(byte[] message, int requestId)
+    /// <summary>Runs an OP_MSG held in the first <paramref name="length"/> bytes of <paramref name="message"/>; the reply
+    /// (null when the client asked for none) is valid until the next message of this connection.</summary>
+    private ReadOnlyMemory<byte>? HandleMessage(byte[] message, int length, int requestId)
     {
         uint flags = BinaryPrimitives.ReadUInt32LittleEndian(message.AsSpan(16));
         if ((flags & 0xFFFF & ~(ChecksumPresent | MoreToCome)) != 0)
@@ -147,7 +164,7 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
             throw new InvalidDataException($"OP_MSG flagBits 0x{flags:X8} has unknown required bits set");
         }
 
-        int end = message.Length;
+        int end = length;
         bool checksum = (flags & ChecksumPresent) != 0;
         if (checksum)
         {
@@ -233,8 +250,7 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
         {
             w.Write((uint)(checksum ? ChecksumPresent : 0));
             w.Write((byte)0);
-            w.Write(ToBytes(reply));
-        });
+        }, reply);
     }
 
     private BsonDocument Execute(CommandArguments args)
@@ -252,12 +268,12 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
         }
     }
 
-    private byte[] HandleQuery(byte[] message, int requestId)
+    private ReadOnlyMemory<byte> HandleQuery(byte[] message, int length, int requestId)
     {
         int position = 20;
-        string collection = ReadCString(message, ref position, message.Length);
+        string collection = ReadCString(message, ref position, length);
         position += 8; // numberToSkip, numberToReturn
-        var query = Bson.Parse(ReadDocument(message, ref position, message.Length));
+        var query = Bson.Parse(ReadDocument(message, ref position, length));
         if (query.TryGetValue("$query", out var wrapped) && wrapped is BsonDocument inner)
         {
             query = inner;
@@ -284,36 +300,44 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
             w.Write(0L); // cursorID
             w.Write(0); // startingFrom
             w.Write(1); // numberReturned
-            w.Write(ToBytes(reply));
-        });
+        }, reply);
     }
 
-    private static byte[] ToBytes(BsonDocument reply) => Bson.ToBytes(reply);
-
-    private static byte[] BuildMessage(int responseTo, int opCode, bool checksum, Action<BinaryWriter> writeBody)
+    /// <summary>Writes a reply message into this connection's reply buffer: the header, what <paramref name="writeFields"/>
+    /// writes, the reply document, and the checksum when asked. Valid until the next reply.</summary>
+    private ReadOnlyMemory<byte> BuildMessage(int responseTo, int opCode, bool checksum, Action<BinaryWriter> writeFields, BsonDocument document)
     {
-        using var buffer = new MemoryStream();
+        if (_reply.Capacity > MaxKeptBuffer)
+        {
+            _reply = new MemoryStream();
+        }
+
+        MemoryStream buffer = _reply;
+        buffer.SetLength(0);
         using (var writer = new BinaryWriter(buffer, Encoding.UTF8, leaveOpen: true))
         {
             writer.Write(0); // length, patched below
             writer.Write(Interlocked.Increment(ref s_nextRequestId));
             writer.Write(responseTo);
             writer.Write(opCode);
-            writeBody(writer);
-            if (checksum)
-            {
-                writer.Write(0u);
-            }
+            writeFields(writer);
         }
 
-        var bytes = buffer.ToArray();
-        BinaryPrimitives.WriteInt32LittleEndian(bytes, bytes.Length);
+        Bson.WriteTo(buffer, document);
         if (checksum)
         {
-            BinaryPrimitives.WriteUInt32LittleEndian(bytes.AsSpan(bytes.Length - 4), Crc32C.Compute(bytes.AsSpan(0, bytes.Length - 4)));
+            buffer.Write([0, 0, 0, 0]);
         }
 
-        return bytes;
+        int length = (int)buffer.Length;
+        Span<byte> bytes = buffer.GetBuffer().AsSpan(0, length);
+        BinaryPrimitives.WriteInt32LittleEndian(bytes, length);
+        if (checksum)
+        {
+            BinaryPrimitives.WriteUInt32LittleEndian(bytes[^4..], Crc32C.Compute(bytes[..^4]));
+        }
+
+        return buffer.GetBuffer().AsMemory(0, length);
     }
 
     private static byte[] ReadDocument(byte[] message, ref int position, int end)
