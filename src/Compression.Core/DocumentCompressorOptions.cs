@@ -77,6 +77,10 @@ public sealed class DocumentCompressorOptions
             errors.Add($"{Key(nameof(Format))}: '{Format}' is not an envelope format; allowed: {string.Join(", ", Enum.GetNames<EnvelopeFormat>())}.");
         if (MinimumSize < 0)
             errors.Add($"{Key(nameof(MinimumSize))}: {MinimumSize} is negative; allowed: 0 or more.");
+        // A setting that writes envelopes without a checksum and reads only envelopes with one refuses every document it
+        // writes (its own reads, and every reader with the same settings): found by review.
+        if (RequireChecksum && !Checksum)
+            errors.Add($"{Key(nameof(RequireChecksum))}: true while {Key(nameof(Checksum))} is false: every envelope written would be refused when read; allowed: false, or true with {nameof(Checksum)} true.");
         if (MaxUncompressedLength < 1)
             errors.Add($"{Key(nameof(MaxUncompressedLength))}: {MaxUncompressedLength} is not positive; allowed: 1 to {int.MaxValue}.");
         return errors;

@@ -30,6 +30,9 @@ public sealed class CompressionEngine : IAsyncDisposable
     private ITimer? _pollTimer;
     private int _polling;
     private int _disposed;
+    // Completed once the first DisposeAsync has stopped everything: a concurrent second call waits for it instead of
+    // returning at once, while a publication the first is waiting for may still be on its way (found by review).
+    private readonly TaskCompletionSource _disposal = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private long _useClock = 1;
     private long _sequence;
 
@@ -164,12 +167,24 @@ public sealed class CompressionEngine : IAsyncDisposable
     }
 
     /// <inheritdoc/>
+    /// <remarks>Every call, also one made while another is still stopping the engine, returns once everything has stopped.</remarks>
     public async ValueTask DisposeAsync()
     {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0) return;
-        await StopAsync(CancellationToken.None).ConfigureAwait(false);
-        _background.Dispose();
-        _metrics.Dispose();
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            await _disposal.Task.ConfigureAwait(false);
+            return;
+        }
+        try
+        {
+            await StopAsync(CancellationToken.None).ConfigureAwait(false);
+            _background.Dispose();
+            _metrics.Dispose();
+        }
+        finally
+        {
+            _disposal.TrySetResult();
+        }
     }
 
     /// <summary>Waits until no background load, poll or training is running (tests, replays).</summary>
