@@ -7,27 +7,6 @@ namespace Compression.Core.Tests.Dictionaries;
 /// <summary>Every rung of a namespace's API ladder gives the same documents back.</summary>
 public sealed class NamespaceLadderTests
 {
-    private sealed class Segment : ReadOnlySequenceSegment<byte>
-    {
-        public Segment(ReadOnlyMemory<byte> memory, Segment? previous)
-        {
-            Memory = memory;
-            if (previous is not null)
-            {
-                RunningIndex = previous.RunningIndex + previous.Memory.Length;
-                previous.Next = this;
-            }
-        }
-    }
-
-    private static ReadOnlySequence<byte> Split(byte[] value, int pieces)
-    {
-        int size = Math.Max(1, value.Length / pieces);
-        Segment first = new(value.AsMemory(0, Math.Min(size, value.Length)), null), last = first;
-        for (int offset = size; offset < value.Length; offset += size) last = new Segment(value.AsMemory(offset, Math.Min(size, value.Length - offset)), last);
-        return new ReadOnlySequence<byte>(first, 0, last, last.Memory.Length);
-    }
-
     [Fact]
     public async Task EveryRung_RoundTripsTheSameDocument()
     {
@@ -47,7 +26,7 @@ public sealed class NamespaceLadderTests
         var writer = new ArrayBufferWriter<byte>();
         ns.Compress(document, writer);
         var fromSequence = new ArrayBufferWriter<byte>();
-        ns.Compress(Split(document, 7), fromSequence);
+        ns.Compress(TestSequences.Split(document, 7), fromSequence);
         byte[] array = ns.Compress(document);
         byte[][] envelopes = [span[..written], writer.WrittenSpan.ToArray(), fromSequence.WrittenSpan.ToArray(), array];
         Assert.All(envelopes, e => Assert.Equal(array, e)); // same dictionary, same setting: the same bytes
@@ -62,7 +41,7 @@ public sealed class NamespaceLadderTests
         ns.Decompress(array, decoded);
         Assert.Equal(document, decoded.WrittenSpan.ToArray());
         var decodedSequence = new ArrayBufferWriter<byte>();
-        ns.Decompress(Split(array, 5), decodedSequence);
+        ns.Decompress(TestSequences.Split(array, 5), decodedSequence);
         Assert.Equal(document, decodedSequence.WrittenSpan.ToArray());
         Assert.Equal(document, ns.Decompress(array));
         Assert.Equal(document, await ns.DecompressAsync(array));

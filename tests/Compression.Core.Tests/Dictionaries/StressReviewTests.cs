@@ -57,36 +57,11 @@ public sealed class StressReviewTests(ITestOutputHelper output) : IDisposable
         return bytes;
     }
 
-    private sealed class Segment : ReadOnlySequenceSegment<byte>
-    {
-        public Segment(ReadOnlyMemory<byte> memory) => Memory = memory;
-
-        public Segment Append(ReadOnlyMemory<byte> memory)
-        {
-            var next = new Segment(memory) { RunningIndex = RunningIndex + Memory.Length };
-            Next = next;
-            return next;
-        }
-    }
-
     /// <summary>The bytes as a sequence of two to five segments (never one), each copied into its own array.</summary>
     private static ReadOnlySequence<byte> MultiSegment(byte[] data, Random random)
     {
-        if (data.Length < 2) return new ReadOnlySequence<byte>(data);
-        int pieces = Math.Min(data.Length, random.Next(2, 6));
-        var cuts = new SortedSet<int>();
-        while (cuts.Count < pieces - 1) cuts.Add(random.Next(1, data.Length));
-        int start = 0;
-        Segment? first = null, last = null;
-        foreach (int cut in cuts.Append(data.Length))
-        {
-            ReadOnlyMemory<byte> piece = data.AsSpan(start, cut - start).ToArray();
-            if (first is null) first = last = new Segment(piece);
-            else last = last!.Append(piece);
-            start = cut;
-        }
-        var sequence = new ReadOnlySequence<byte>(first!, 0, last!, last!.Memory.Length);
-        Assert.False(sequence.IsSingleSegment);
+        ReadOnlySequence<byte> sequence = TestSequences.RandomSplit(data, random);
+        Assert.False(data.Length >= 2 && sequence.IsSingleSegment);
         return sequence;
     }
 
