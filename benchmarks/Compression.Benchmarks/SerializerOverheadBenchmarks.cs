@@ -41,7 +41,7 @@ public class SerializerOverheadBenchmarks
             _ => throw new NotSupportedException($"No POCO for corpus '{Corpus}' (movies and flights have one)."),
         };
         double ratio = (double)_case.RawBsonBytes / _case.StoredBytes;
-        foreach (string method in new[] { nameof(SerializeBare), nameof(SerializeEngine), nameof(SerializeOurs), nameof(DeserializeBare), nameof(DeserializeOurs) })
+        foreach (string method in new[] { nameof(SerializeBare), nameof(SerializeEngine), nameof(SerializeOurs), nameof(DeserializeBare), nameof(DeserializeOurs), nameof(DeserializePlain) })
             FactsFile.Append(CaseKey.Of(method, (nameof(Corpus), Corpus)), _case.RawBsonBytes, ratio);
     }
 
@@ -64,6 +64,10 @@ public class SerializerOverheadBenchmarks
     [Benchmark, BenchmarkCategory("Deserialize")]
     public long DeserializeOurs() => _case.DeserializeOurs();
 
+    /// <summary>What a plain read does instead: the class map over plain documents back to back, as in a reply batch.</summary>
+    [Benchmark, BenchmarkCategory("Deserialize")]
+    public long DeserializePlain() => _case.DeserializePlain();
+
     private abstract class Case : IDisposable
     {
         public long RawBsonBytes { get; protected set; }
@@ -79,6 +83,8 @@ public class SerializerOverheadBenchmarks
         public abstract long DeserializeBare();
 
         public abstract long DeserializeOurs();
+
+        public abstract long DeserializePlain();
 
         public abstract void Dispose();
     }
@@ -108,6 +114,7 @@ public class SerializerOverheadBenchmarks
         private readonly byte[][] _bareEnvelopes;
         private readonly byte[] _bareDecompressed;
         private readonly byte[] _oursStored;
+        private readonly byte[] _plainStored;
         private readonly int _count;
 
         public Case(Corpus corpus, Func<BsonDocument, T> map, string[] clearFields)
@@ -155,16 +162,19 @@ public class SerializerOverheadBenchmarks
             _bareEnvelopes = new byte[_count][];
             int maxBson = 0;
             using var stored = new MemoryStream();
+            using var plainStored = new MemoryStream();
             for (int i = 0; i < _count; i++)
             {
                 byte[] bson = _documents[i].ToBson(_plain);
                 RawBsonBytes += bson.Length;
                 maxBson = Math.Max(maxBson, bson.Length);
                 _bareEnvelopes[i] = _compressor.Wrap(bson).ToArray();
+                plainStored.Write(bson);
                 using var writer = new BsonBinaryWriter(stored);
                 _ours.Serialize(BsonSerializationContext.CreateRoot(writer), _documents[i]);
             }
             _oursStored = stored.ToArray();
+            _plainStored = plainStored.ToArray();
             StoredBytes = _oursStored.Length;
             _bareOutput = new byte[Compressor.GetCompressBound(maxBson)];
             _bareDecompressed = new byte[maxBson];
@@ -237,6 +247,21 @@ public class SerializerOverheadBenchmarks
             for (int i = 0; i < _count; i++)
             {
                 T value = _ours.Deserialize(context);
+                total += value is null ? 0 : 1;
+            }
+            return total;
+        }
+
+        public override long DeserializePlain()
+        {
+            using var buffer = new ByteArrayBuffer(_plainStored, isReadOnly: true);
+            using var stream = new ByteBufferStream(buffer);
+            using var reader = new BsonBinaryReader(stream);
+            var context = BsonDeserializationContext.CreateRoot(reader);
+            long total = 0;
+            for (int i = 0; i < _count; i++)
+            {
+                T value = _plain.Deserialize(context);
                 total += value is null ? 0 : 1;
             }
             return total;

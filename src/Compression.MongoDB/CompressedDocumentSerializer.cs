@@ -201,36 +201,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             if (compressed is not { } z || z.Type != (byte)BsonType.Binary || z.Value(stored)[4] is not (DocumentSubtype or ElementsSubtype))
                 return ReadPlain(raw, classMap);
 
-            ReadOnlySpan<byte> value = z.Value(stored);
-
-            bool elementsOnly = value[4] == ElementsSubtype;
-            try
-            {
-                if (elementsOnly)
-                {
-                    scratch.First.GetSpan(4); // room for the document length, written below
-                    scratch.First.Advance(4);
-                }
-                _namespace.Decompress(value[5..], scratch.First);
-                if (elementsOnly)
-                {
-                    scratch.First.GetSpan(1)[0] = 0;
-                    scratch.First.Advance(1);
-                    if (!MemoryMarshal.TryGetArray(scratch.First.WrittenMemory, out ArraySegment<byte> whole) || whole.Offset != 0)
-                        throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
-                    BinaryPrimitives.WriteInt32LittleEndian(whole.Array, whole.Count);
-                }
-            }
-            catch (InvalidDataException ex)
-            {
-                throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}' cannot be decompressed: {ex.Message}", ex);
-            }
-            catch (DictionaryNotFoundException ex)
-            {
-                throw new DictionaryNotFoundException(ex.DictionaryId, Namespace, $"document _id {DescribeId(stored)} needs it ({ex.Message})", ex);
-            }
-
-            return ReadMerged(stored, z, scratch.First.WrittenSpan, scratch, classMap);
+            return ReadMerged(stored, z, scratch, classMap);
         }
         finally
         {
@@ -334,28 +305,54 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     }
 
     /// <summary>
-    /// Rebuilds the document the class map expects: the stored clear elements, then the decompressed ones (a clear element
-    /// wins over a compressed one of the same name: it was set later, by an update).
+    /// Rebuilds the document the class map expects: the stored clear elements, then the decompressed ones, decompressed in
+    /// place after them (a clear element wins over a compressed one of the same name: it was set later, by an update; and
+    /// docz's placeholders are dropped). Only a document holding such an element is compacted; the others are not copied again.
     /// </summary>
-    private TResult ReadMerged<TResult>(ReadOnlySpan<byte> stored, RawBsonElement compressed, ReadOnlySpan<byte> rest, SerializerScratch scratch,
+    private TResult ReadMerged<TResult>(ReadOnlySpan<byte> stored, RawBsonElement compressed, SerializerScratch scratch,
         IBsonSerializer<TResult> classMap)
     {
         ArrayBufferWriter<byte> merged = scratch.Second;
         merged.ResetWrittenCount();
-        Span<byte> target = merged.GetSpan(stored.Length + rest.Length);
-        int length = 4;
-        stored[4..compressed.Start].CopyTo(target[length..]);
-        length += compressed.Start - 4;
-        stored[compressed.End..^1].CopyTo(target[length..]);
-        length += stored.Length - 1 - compressed.End;
+        int clearLength = stored.Length - 5 - (compressed.End - compressed.Start);
+        Span<byte> head = merged.GetSpan(4 + clearLength);
+        stored[4..compressed.Start].CopyTo(head[4..]);
+        stored[compressed.End..^1].CopyTo(head[compressed.Start..]);
+        merged.Advance(4 + clearLength);
+
+        ReadOnlySpan<byte> value = compressed.Value(stored);
+        bool elementsOnly = value[4] == ElementsSubtype;
+        try
+        {
+            _namespace.Decompress(value[5..], merged);
+        }
+        catch (InvalidDataException ex)
+        {
+            throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}' cannot be decompressed: {ex.Message}", ex);
+        }
+        catch (DictionaryNotFoundException ex)
+        {
+            throw new DictionaryNotFoundException(ex.DictionaryId, Namespace, $"document _id {DescribeId(stored)} needs it ({ex.Message})", ex);
+        }
+        int restEnd = merged.WrittenCount;
+        merged.GetSpan(1)[0] = 0; // room for the terminator
+        merged.Advance(1);
+        if (!MemoryMarshal.TryGetArray(merged.WrittenMemory, out ArraySegment<byte> segment) || segment.Offset != 0)
+            throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
+        Span<byte> document = segment.AsSpan();
 
         // The clear elements' names, found once: a stored document has few (_id and the configured clear fields).
         Span<int> clearNames = stackalloc int[2 * MaxListedClearNames];
         int listed = ListClearNames(stored, compressed, clearNames);
 
+        // The decompressed elements are walked (checked) and kept in place; from the first one dropped on, the ones
+        // after it move down over it. The walk reads each element before anything is written over it.
+        int restStart = 4 + clearLength;
+        int length = restStart;
         try
         {
-            var restElements = new RawBsonWalker(rest);
+            ReadOnlySpan<byte> rest = document[restStart..restEnd];
+            var restElements = elementsOnly ? RawBsonWalker.OverElements(rest) : new RawBsonWalker(rest);
             while (restElements.TryNext(out RawBsonElement element))
             {
                 ReadOnlySpan<byte> name = element.Name(rest);
@@ -364,25 +361,23 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
                 // (removed by the application) the field is gone. A MinKey (the older placeholder's form) is a value: it
                 // cannot be told from the application's own MinKey, and a value is never dropped (ClearFieldPlaceholder).
                 if (ClearFieldPlaceholder.Is(element, rest)) continue;
-                element.Bytes(rest).CopyTo(target[length..]);
-                length += element.End - element.Start;
+                int size = element.End - element.Start;
+                if (restStart + element.Start != length) document.Slice(restStart + element.Start, size).CopyTo(document[length..]);
+                length += size;
             }
         }
         catch (InvalidDataException ex)
         {
             throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}': the decompressed part is not a BSON document: {ex.Message}", ex);
         }
-        target[length++] = 0;
-        BinaryPrimitives.WriteInt32LittleEndian(target, length);
-        merged.Advance(length);
+        document[length++] = 0;
+        BinaryPrimitives.WriteInt32LittleEndian(document, length);
 
-        if (!MemoryMarshal.TryGetArray(merged.WrittenMemory, out ArraySegment<byte> segment) || segment.Offset != 0)
-            throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
         MergedDocumentReader reader = scratch.RentReader();
         bool reusable = false;
         try
         {
-            return reader.Read(segment.Array!, segment.Count, classMap, out reusable);
+            return reader.Read(segment.Array!, length, classMap, out reusable);
         }
         finally
         {

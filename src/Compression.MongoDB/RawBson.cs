@@ -20,6 +20,7 @@ internal readonly record struct RawBsonElement(byte Type, int Start, int NameSta
 internal ref struct RawBsonWalker
 {
     private readonly ReadOnlySpan<byte> _document;
+    private readonly int _end;
     private int _offset;
 
     /// <exception cref="InvalidDataException">The length prefix or the terminator is wrong.</exception>
@@ -34,13 +35,27 @@ internal ref struct RawBsonWalker
             throw new InvalidDataException("The BSON document does not end with its 0x00 terminator.");
         _document = document;
         _offset = 4;
+        _end = document.Length - 1;
     }
+
+    private RawBsonWalker(ReadOnlySpan<byte> elements, int offset, int end)
+    {
+        _document = elements;
+        _offset = offset;
+        _end = end;
+    }
+
+    /// <summary>
+    /// A walker over elements alone, without a document's length prefix and terminator (the compressed part of envelope
+    /// formats v2 and v3): every element must end within <paramref name="elements"/>, the last one at its end.
+    /// </summary>
+    public static RawBsonWalker OverElements(ReadOnlySpan<byte> elements) => new(elements, 0, elements.Length);
 
     /// <summary>Reads the next element; false at the terminator.</summary>
     /// <exception cref="InvalidDataException">The element is cut, has an unknown type or a length out of range.</exception>
     public bool TryNext(out RawBsonElement element)
     {
-        int end = _document.Length - 1;
+        int end = _end;
         if (_offset >= end)
         {
             element = default;
@@ -93,7 +108,14 @@ internal ref struct RawBsonWalker
 
     private static int CStringLength(ReadOnlySpan<byte> document, int offset, int end)
     {
-        int length = offset < end ? document[offset..end].IndexOf((byte)0) : -1;
+        // Names are short: a plain loop finds their terminator sooner than the vectorized search sets itself up.
+        int scalarEnd = Math.Min(end, offset + 24);
+        for (int i = offset; i < scalarEnd; i++)
+        {
+            if (document[i] == 0) return i - offset;
+        }
+        int length = scalarEnd < end ? document[scalarEnd..end].IndexOf((byte)0) : -1;
+        if (length >= 0) length += scalarEnd - offset;
         if (length < 0)
             throw new InvalidDataException($"BSON name or string at offset {offset} has no 0x00 terminator inside its document.");
         return length;

@@ -77,5 +77,61 @@ public sealed class RawBsonWalkerTests
         Assert.InRange(rejected, 1, 20_000); // most mutations are caught; none escaped as another exception
     }
 
+    [Theory]
+    [InlineData(0)]
+    [InlineData(1)]
+    [InlineData(23)]
+    [InlineData(24)]
+    [InlineData(25)]
+    [InlineData(200)]
+    public void NamesOfEveryLength_AreFound_AndANameWithoutTerminatorIsRefused(int nameLength)
+    {
+        string name = new('n', nameLength);
+        byte[] bytes = new BsonDocument { { name, 1 }, { "after", "x" } }.ToBson();
+        var walker = new RawBsonWalker(bytes);
+        Assert.True(walker.TryNext(out RawBsonElement first));
+        Assert.Equal(name, System.Text.Encoding.UTF8.GetString(first.Name(bytes)));
+        Assert.True(walker.TryNext(out RawBsonElement second));
+        Assert.Equal("after", System.Text.Encoding.UTF8.GetString(second.Name(bytes)));
+        Assert.False(walker.TryNext(out _));
+
+        // The same name cut before its terminator: the walker must not read past the document.
+        byte[] cut = new byte[4 + 1 + nameLength + 1];
+        System.Buffers.Binary.BinaryPrimitives.WriteInt32LittleEndian(cut, cut.Length);
+        cut[4] = 0x10;
+        System.Text.Encoding.ASCII.GetBytes(name).CopyTo(cut, 5);
+        Assert.Throws<InvalidDataException>(() =>
+        {
+            var cutWalker = new RawBsonWalker(cut);
+            cutWalker.TryNext(out _);
+        });
+    }
+
+    [Fact]
+    public void OverElements_WalksElementsWithoutLengthOrTerminator_AndRefusesOneCutByTheEnd()
+    {
+        byte[] document = Sample;
+        byte[] elements = document[4..^1];
+        var walker = RawBsonWalker.OverElements(elements);
+        var names = new List<string>();
+        int previousEnd = 0;
+        while (walker.TryNext(out RawBsonElement element))
+        {
+            Assert.Equal(previousEnd, element.Start);
+            names.Add(System.Text.Encoding.UTF8.GetString(element.Name(elements)));
+            previousEnd = element.End;
+        }
+        Assert.Equal(elements.Length, previousEnd);
+        Assert.Equal(BsonSerializerNames(), names);
+
+        Assert.Throws<InvalidDataException>(() =>
+        {
+            var cutWalker = RawBsonWalker.OverElements(elements.AsSpan(0, elements.Length - 1));
+            while (cutWalker.TryNext(out _))
+            {
+            }
+        });
+    }
+
     private static List<string> BsonSerializerNames() => [.. global::MongoDB.Bson.Serialization.BsonSerializer.Deserialize<BsonDocument>(Sample).Names];
 }
