@@ -191,17 +191,34 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         {
             ReadOnlySpan<byte> stored = Contiguous(raw, scratch.Bson);
             RawBsonElement? compressed = null;
+            // The clear elements' names, listed in the same walk: a stored document has few (_id and the configured clear
+            // fields); with more than the list holds (-1), the merge looks them up in the stored document instead.
+            Span<int> clearNames = stackalloc int[2 * MaxListedClearNames];
+            int listed = 0;
             var elements = new RawBsonWalker(stored);
             while (elements.TryNext(out RawBsonElement element)) // every element: the merge below copies them unchecked
             {
-                if (compressed is null && element.Name(stored).SequenceEqual(CompressedElementUtf8)) compressed = element;
+                if (compressed is null && element.Name(stored).SequenceEqual(CompressedElementUtf8))
+                {
+                    compressed = element;
+                    continue;
+                }
+                if (listed < 0) continue;
+                if (2 * listed == clearNames.Length)
+                {
+                    listed = -1;
+                    continue;
+                }
+                clearNames[2 * listed] = element.NameStart;
+                clearNames[2 * listed + 1] = element.NameLength;
+                listed++;
             }
             // Without a _z, or with a _z this serializer never writes (not BinData 0x80 or 0x81: the application's own
             // field of that name), the document is plain: legacy, or written while compression was off.
             if (compressed is not { } z || z.Type != (byte)BsonType.Binary || z.Value(stored)[4] is not (DocumentSubtype or ElementsSubtype))
                 return ReadPlain(raw, classMap);
 
-            return ReadMerged(stored, z, scratch, classMap);
+            return ReadMerged(stored, z, clearNames[..(2 * Math.Max(listed, 0))], listedAll: listed >= 0, scratch, classMap);
         }
         finally
         {
@@ -308,9 +325,11 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     /// Rebuilds the document the class map expects: the stored clear elements, then the decompressed ones, decompressed in
     /// place after them (a clear element wins over a compressed one of the same name: it was set later, by an update; and
     /// docz's placeholders are dropped). Only a document holding such an element is compacted; the others are not copied again.
+    /// <paramref name="clearNames"/> holds the start and length of each clear element's name in <paramref name="stored"/>, in
+    /// pairs; when it could not list them all (<paramref name="listedAll"/> false), they are looked up in the stored document.
     /// </summary>
-    private TResult ReadMerged<TResult>(ReadOnlySpan<byte> stored, RawBsonElement compressed, SerializerScratch scratch,
-        IBsonSerializer<TResult> classMap)
+    private TResult ReadMerged<TResult>(ReadOnlySpan<byte> stored, RawBsonElement compressed, ReadOnlySpan<int> clearNames, bool listedAll,
+        SerializerScratch scratch, IBsonSerializer<TResult> classMap)
     {
         ArrayBufferWriter<byte> merged = scratch.Second;
         merged.ResetWrittenCount();
@@ -341,10 +360,6 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             throw new InvalidOperationException("ArrayBufferWriter is expected to be backed by an array from offset 0.");
         Span<byte> document = segment.AsSpan();
 
-        // The clear elements' names, found once: a stored document has few (_id and the configured clear fields).
-        Span<int> clearNames = stackalloc int[2 * MaxListedClearNames];
-        int listed = ListClearNames(stored, compressed, clearNames);
-
         // The decompressed elements are walked (checked) and kept in place; from the first one dropped on, the ones
         // after it move down over it. The walk reads each element before anything is written over it.
         int restStart = 4 + clearLength;
@@ -356,7 +371,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             while (restElements.TryNext(out RawBsonElement element))
             {
                 ReadOnlySpan<byte> name = element.Name(rest);
-                if (listed >= 0 ? IsListed(stored, clearNames[..(2 * listed)], name) : IsStoredInTheClear(stored, compressed, name)) continue;
+                if (listedAll ? IsListed(stored, clearNames, name) : IsStoredInTheClear(stored, compressed, name)) continue;
                 // docz keeps the place of a clear field that was not leading by a placeholder; without its clear value
                 // (removed by the application) the field is gone. A MinKey (the older placeholder's form) is a value: it
                 // cannot be told from the application's own MinKey, and a value is never dropped (ClearFieldPlaceholder).
@@ -387,25 +402,6 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     }
 
     private const int MaxListedClearNames = 16;
-
-    /// <summary>
-    /// Puts the start and length of every clear element's name of <paramref name="stored"/> (all but the compressed one)
-    /// in pairs into <paramref name="names"/>; returns how many, or -1 when there are more than it holds.
-    /// </summary>
-    private static int ListClearNames(ReadOnlySpan<byte> stored, RawBsonElement compressed, Span<int> names)
-    {
-        int count = 0;
-        var elements = new RawBsonWalker(stored);
-        while (elements.TryNext(out RawBsonElement element))
-        {
-            if (element.Start == compressed.Start) continue;
-            if (2 * count == names.Length) return -1;
-            names[2 * count] = element.NameStart;
-            names[2 * count + 1] = element.NameLength;
-            count++;
-        }
-        return count;
-    }
 
     /// <summary>Whether <paramref name="name"/> is one of the listed names of <paramref name="stored"/>.</summary>
     private static bool IsListed(ReadOnlySpan<byte> stored, ReadOnlySpan<int> names, ReadOnlySpan<byte> name)
