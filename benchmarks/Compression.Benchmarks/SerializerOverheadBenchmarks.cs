@@ -236,32 +236,21 @@ public class SerializerOverheadBenchmarks
             return total;
         }
 
-        public override long DeserializeOurs()
-        {
-            // The driver reads a reply batch from one buffer; here every stored document, back to back.
-            using var buffer = new ByteArrayBuffer(_oursStored, isReadOnly: true);
-            using var stream = new ByteBufferStream(buffer);
-            using var reader = new BsonBinaryReader(stream);
-            var context = BsonDeserializationContext.CreateRoot(reader);
-            long total = 0;
-            for (int i = 0; i < _count; i++)
-            {
-                T value = _ours.Deserialize(context);
-                total += value is null ? 0 : 1;
-            }
-            return total;
-        }
+        // The driver reads a reply batch from one buffer; here every stored document, back to back.
+        public override long DeserializeOurs() => ReadAll(_oursStored, _ours);
 
-        public override long DeserializePlain()
+        public override long DeserializePlain() => ReadAll(_plainStored, _plain);
+
+        private long ReadAll(byte[] stored, IBsonSerializer<T> serializer)
         {
-            using var buffer = new ByteArrayBuffer(_plainStored, isReadOnly: true);
+            using var buffer = new ByteArrayBuffer(stored, isReadOnly: true);
             using var stream = new ByteBufferStream(buffer);
             using var reader = new BsonBinaryReader(stream);
             var context = BsonDeserializationContext.CreateRoot(reader);
             long total = 0;
             for (int i = 0; i < _count; i++)
             {
-                T value = _plain.Deserialize(context);
+                T value = serializer.Deserialize(context);
                 total += value is null ? 0 : 1;
             }
             return total;
