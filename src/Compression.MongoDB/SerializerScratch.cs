@@ -6,7 +6,7 @@ namespace Compression.MongoDB;
 
 /// <summary>
 /// The reused buffers of one serializer call, cached per thread: the class map's BSON output (with its writer), two
-/// buffer writers (the compressed part and its envelope on writes; the decompressed part and the merged document on reads),
+/// buffer writers (the compressed part and its envelope on writes; on reads, the second holds the merged document, its compressed part decompressed in place),
 /// and the reader of merged documents.
 /// A nested call on the same thread (a compressed type inside another) finds the cache empty and gets its own.
 /// Buffers grown past <see cref="MaxRetainedBytes"/> by a huge document are not kept.
