@@ -10,7 +10,8 @@ public static class Program
 {
     public static int Main(string[] args)
     {
-        // "--alternate [--rounds N] [--operations N]": the stopwatch check on the ratios (AlternatingRun), not BenchmarkDotNet.
+        // "--alternate [--rounds N] [--operations N] [--sdk]": the stopwatch check on the ratios (AlternatingRun), not
+        // BenchmarkDotNet; "--sdk" times only the two pairs through the SDK (benchmarks/couchbase-link-sweep.sh).
         if (args.Contains("--alternate")) return AlternatingRun.Run(args);
         var config = DefaultConfig.Instance
             .AddDiagnoser(MemoryDiagnoser.Default)
