@@ -6,7 +6,9 @@
 # move; between an application and its database it crosses a network. This shapes the loopback the way a network
 # interface of that rate would (the kernel's token bucket, `tc qdisc ... tbf`, and an Ethernet MTU of 1,500 bytes), so the
 # same suites can show what the saved bytes are worth at a given rate. It emulates bandwidth only: no propagation delay
-# (the kernel here has no netem), no loss.
+# (the kernel here has no netem), no loss. Both directions share the one rate (loopback has a single queue), where a
+# full-duplex link has it each way; a batch's traffic is nearly all one way (bodies out on writes, back on reads), so
+# it differs little.
 #
 # It changes the whole machine's loopback while it runs (every local connection shares the rate): run nothing else.
 # It needs root (CAP_NET_ADMIN) and the tbf queueing discipline; it says so and stops when either is missing.
