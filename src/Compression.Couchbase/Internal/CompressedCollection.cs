@@ -17,6 +17,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
 {
     private readonly ICouchbaseCollection _inner;
     private readonly CompressingTranscoder _transcoder;
+    private readonly GetOptions _get;
     private readonly UpsertOptions _upsert;
     private readonly InsertOptions _insert;
     private readonly ReplaceOptions _replace;
@@ -26,6 +27,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
         _inner = inner;
         _transcoder = transcoder;
         // Shared by every call that brings no options: the SDK only reads them (as it does its own Default instances).
+        _get = new GetOptions().Transcoder(transcoder);
         _upsert = new UpsertOptions().Transcoder(transcoder);
         _insert = new InsertOptions().Transcoder(transcoder);
         _replace = new ReplaceOptions().Transcoder(transcoder);
@@ -63,9 +65,9 @@ internal sealed class CompressedCollection : ICouchbaseCollection
             if (read.IncludeExpiry) throw Refused("Get with expiry", id);
             token = read.Token;
         }
-        options = (options ?? new GetOptions()).Transcoder(_transcoder);
-        IGetResult result = await _inner.GetAsync(id, options).ConfigureAwait(false);
-        return await ReadyAsync(result, id, token).ConfigureAwait(false);
+        IGetResult result = await _inner.GetAsync(id, options is null ? _get : options.Transcoder(_transcoder)).ConfigureAwait(false);
+        ValueTask<IGetResult> ready = ReadyAsync(result, id, token);
+        return ready.IsCompletedSuccessfully ? ready.Result : await ready.ConfigureAwait(false);
     }
 
     public async Task<IGetResult> GetAndTouchAsync(string id, TimeSpan expiry, GetAndTouchOptions? options = null)
@@ -153,32 +155,49 @@ internal sealed class CompressedCollection : ICouchbaseCollection
     /// <c>byte[]</c> written through a binary inner transcoder) until the caller names the type it reads. <c>ContentAs</c>
     /// then raises the error, naming the document, for every type that would be decoded, and gives raw types their bytes.
     /// </summary>
-    private async Task<IGetResult> ReadyAsync(IGetResult result, string id, CancellationToken cancellationToken)
+    /// <remarks>Synchronous when the dictionary is in memory (or the body names none): no state machine on the hot path.</remarks>
+    private ValueTask<IGetResult> ReadyAsync(IGetResult result, string id, CancellationToken cancellationToken)
     {
-        Exception? deferred = null;
-        ZstdDictionary? dictionary = null;
+        ValueTask<ZstdDictionary?> load;
         try
         {
             RawBody body = result.ContentAs<RawBody>()!;
-            if (body.IsEnvelope)
-            {
-                ValueTask<ZstdDictionary?> load = _transcoder.Namespace.LoadDictionaryAsync(body.Data.Span, cancellationToken);
-                dictionary = load.IsCompletedSuccessfully ? load.Result : await load.ConfigureAwait(false);
-            }
+            if (!body.IsEnvelope) return new(Ready(result, id, deferred: null, dictionary: null));
+            load = _transcoder.Namespace.LoadDictionaryAsync(body.Data.Span, cancellationToken);
         }
         catch (Exception ex) when (ex is DictionaryNotFoundException or InvalidDataException)
         {
-            deferred = ex;
+            return new(Ready(result, id, ex, dictionary: null));
         }
         catch
         {
             result.Dispose();
             throw;
         }
-        return result is IGetReplicaResult replica
+        return load.IsCompletedSuccessfully ? new(Ready(result, id, deferred: null, load.Result)) : LoadThenReadyAsync(result, id, load);
+    }
+
+    private async ValueTask<IGetResult> LoadThenReadyAsync(IGetResult result, string id, ValueTask<ZstdDictionary?> load)
+    {
+        try
+        {
+            return Ready(result, id, deferred: null, await load.ConfigureAwait(false));
+        }
+        catch (Exception ex) when (ex is DictionaryNotFoundException or InvalidDataException)
+        {
+            return Ready(result, id, ex, dictionary: null);
+        }
+        catch
+        {
+            result.Dispose();
+            throw;
+        }
+    }
+
+    private CompressedGetResult Ready(IGetResult result, string id, Exception? deferred, ZstdDictionary? dictionary) =>
+        result is IGetReplicaResult replica
             ? new CompressedGetReplicaResult(replica, this, id, deferred, dictionary)
             : new CompressedGetResult(result, this, id, deferred, dictionary);
-    }
 
     private async Task<IGetReplicaResult> ReadyReplicaAsync(Task<IGetReplicaResult> replica, string id, CancellationToken cancellationToken) =>
         (IGetReplicaResult)await ReadyAsync(await replica.ConfigureAwait(false), id, cancellationToken).ConfigureAwait(false);
