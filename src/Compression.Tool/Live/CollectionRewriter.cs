@@ -203,7 +203,7 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
 
     private async Task<ScannedDocument?> ReadAsync(BsonValue id, CancellationToken cancellationToken)
     {
-        using RawBsonDocument? document = await _collection.Find(new BsonDocument("_id", id)).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
+        using RawBsonDocument? document = await _collection.Find(DocumentScan.ById(id)).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
         return document is null ? null : DocumentScan.Read(document);
     }
 

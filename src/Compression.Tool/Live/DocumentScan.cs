@@ -1,6 +1,8 @@
 using System.Runtime.CompilerServices;
 using MongoDB.Bson;
+using MongoDB.Bson.IO;
 using MongoDB.Bson.Serialization;
+using MongoDB.Bson.Serialization.Serializers;
 using MongoDB.Driver;
 
 namespace Compression.Tool.Live;
@@ -11,7 +13,7 @@ internal sealed record ScannedDocument(BsonValue Id, byte[] Bytes);
 /// <summary>Reads a collection in <c>_id</c> order, in batches, through one cursor.</summary>
 internal static class DocumentScan
 {
-    private static readonly BsonDocument ById = new("_id", 1);
+    private static readonly BsonDocument IdOrder = new("_id", 1);
 
     /// <summary>The documents whose <c>_id</c> is after <paramref name="after"/> (all when null) and matches <paramref name="extra"/>.</summary>
     public static async IAsyncEnumerable<IReadOnlyList<ScannedDocument>> BatchesAsync(IMongoCollection<RawBsonDocument> collection,
@@ -27,7 +29,7 @@ internal static class DocumentScan
             _ => new BsonDocument("$and", clauses),
         };
 
-        var options = new FindOptions<RawBsonDocument> { Sort = ById, BatchSize = batchSize };
+        var options = new FindOptions<RawBsonDocument> { Sort = IdOrder, BatchSize = batchSize };
         using IAsyncCursor<RawBsonDocument> cursor = await collection.FindAsync(filter, options, cancellationToken).ConfigureAwait(false);
         var batch = new List<ScannedDocument>(batchSize);
         while (await cursor.MoveNextAsync(cancellationToken).ConfigureAwait(false))
@@ -53,8 +55,23 @@ internal static class DocumentScan
         var slice = document.Slice;
         byte[] bytes = new byte[slice.Length];
         slice.GetBytes(0, bytes, 0, bytes.Length);
-        BsonValue id = document.TryGetValue("_id", out BsonValue value) ? value : BsonNull.Value;
-        return new ScannedDocument(id, bytes);
+        // The _id is taken from the copy, not from the document: a document-valued _id (a compound key) would be a
+        // RawBsonDocument over the cursor's buffer, disposed with its parent before the checkpoint, the compare-and-swap
+        // re-read and the failure reports use it.
+        return new ScannedDocument(IdOf(bytes), bytes);
+    }
+
+    /// <summary>The <c>_id</c> of a stored document, as a value that owns its memory (<see cref="BsonNull"/> when there is none).</summary>
+    internal static BsonValue IdOf(byte[] bytes)
+    {
+        using var reader = new BsonBinaryReader(new MemoryStream(bytes, writable: false));
+        reader.ReadStartDocument();
+        while (reader.ReadBsonType() != BsonType.EndOfDocument)
+        {
+            if (reader.ReadName() == "_id") return BsonValueSerializer.Instance.Deserialize(BsonDeserializationContext.CreateRoot(reader));
+            reader.SkipValue();
+        }
+        return BsonNull.Value;
     }
 
     // MongoDB's order of BSON types when it sorts or compares values, one bracket of $type aliases per entry.
@@ -106,6 +123,12 @@ internal static class DocumentScan
         _ => type.ToString(),
     };
 
+    /// <summary>A filter on exactly this <c>_id</c>.</summary>
+    public static BsonDocument ById(BsonValue id) => new("_id", IdEquals(id));
+
+    // $eq where the value would otherwise read as an operator document or a pattern.
+    private static BsonValue IdEquals(BsonValue id) => id is BsonDocument or BsonArray or BsonRegularExpression ? new BsonDocument("$eq", id) : id;
+
     /// <summary>
     /// A filter that matches the document only as it was read, byte for byte as far as the server compares: its
     /// <c>_id</c>, and the whole document equal to the copy read (<c>$expr</c>, <c>$$ROOT</c> against a
@@ -120,7 +143,7 @@ internal static class DocumentScan
         BsonValue id = document.GetValue("_id", BsonNull.Value);
         return new BsonDocument
         {
-            { "_id", id is BsonDocument or BsonArray or BsonRegularExpression ? new BsonDocument("$eq", id) : id }, // $eq: what would read as an operator
+            { "_id", IdEquals(id) },
             { "$expr", new BsonDocument("$eq", new BsonArray { "$$ROOT", new BsonDocument("$literal", document) }) },
         };
     }

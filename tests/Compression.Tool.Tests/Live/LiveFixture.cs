@@ -1,3 +1,4 @@
+using Compression.Tool.Live;
 using Compression.Testing.Mongo;
 using MongoDB.Bson;
 using MongoDB.Bson.IO;
@@ -148,7 +149,7 @@ internal static class LiveData
                 var slice = document.Slice;
                 byte[] bytes = new byte[slice.Length];
                 slice.GetBytes(0, bytes, 0, bytes.Length);
-                result.Add(document["_id"], bytes);
+                result.Add(DocumentScan.IdOf(bytes), bytes); // not document["_id"]: a document-valued _id would be disposed with its parent
                 document.Dispose();
             }
         }

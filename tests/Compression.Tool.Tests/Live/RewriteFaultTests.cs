@@ -26,7 +26,7 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
 
         // An interrupted --decompress: documents 1-5 plain again, its checkpoint left unfinished at _id 5.
-        await InterruptAtSecondBatchAsync(config, RewriteMode.Decompress);
+        await RewriteInterruption.AtSecondBatchAsync(config, RewriteMode.Decompress);
         migrate = Docz.Run("migrate", "--config", config, "--batch-size", "5", "--no-train"); // all 20 compressed again
         Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
 
@@ -207,7 +207,7 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
             { { "_id", id }, { "title", $"item {i}" }, { "plot", plot } }));
         string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
 
-        await InterruptAtSecondBatchAsync(config, RewriteMode.Compress); // numbers 6-8 and two strings: the checkpoint stays at 5
+        await RewriteInterruption.AtSecondBatchAsync(config, RewriteMode.Compress); // numbers 6-8 and two strings: the checkpoint stays at 5
         var resumed = Docz.Run("migrate", "--config", config, "--batch-size", "5", "--no-train", "--format", "json");
         Assert.True(resumed.Exit == 0, resumed.Error + resumed.Output);
         Assert.True(System.Text.Json.JsonDocument.Parse(resumed.Output).RootElement.GetProperty("namespaces")[0].GetProperty("resumed").GetBoolean());
@@ -344,7 +344,7 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         Assert.True(train.Exit == 0, train.Error + train.Output);
 
         // recompress --older-than 2030-01-01 (the ObjectId _ids only), interrupted before the writes of its second batch.
-        await InterruptAtSecondBatchAsync(config, RewriteMode.Recompress, new BsonDocument("_id", new BsonDocument("$lt", ObjectId.GenerateNewId(new DateTime(2030, 1, 1, 0, 0, 0, DateTimeKind.Utc)))));
+        await RewriteInterruption.AtSecondBatchAsync(config, RewriteMode.Recompress, new BsonDocument("_id", new BsonDocument("$lt", ObjectId.GenerateNewId(new DateTime(2030, 1, 1, 0, 0, 0, DateTimeKind.Utc)))));
         var all = Docz.Run("recompress", "--config", config, "--batch-size", "5", "--format", "json");
         Assert.True(all.Exit == 0, all.Error + all.Output);
 
@@ -401,20 +401,5 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         BsonDocument document = BsonSerializer.Deserialize<BsonDocument>(stored);
         return document.TryGetValue("_z", out BsonValue z) && DocumentEnvelope.TryReadHeader(z.AsBsonBinaryData.Bytes, out EnvelopeHeader header)
             ? header.DictionaryId : null;
-    }
-
-    /// <summary>A rewrite in batches of 5 that fails before writing its second batch: its checkpoint is left unfinished after the first.</summary>
-    private static async Task InterruptAtSecondBatchAsync(string config, RewriteMode mode, BsonDocument? filter = null)
-    {
-        var settings = new LiveSettings { ConfigPath = config, BatchSize = 5 };
-        await using LiveSession session = LiveSession.Open(settings);
-        LiveNamespace live = Assert.Single(session.Namespaces);
-        StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
-        int batches = 0;
-        var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = mode, Filter = filter }, settings)
-        {
-            BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
-        };
-        await Assert.ThrowsAsync<IOException>(() => rewriter.RunAsync(CancellationToken.None));
     }
 }
