@@ -12,6 +12,17 @@ namespace Compression.MongoDB;
 /// <c>shapes: BinData(0), shapesHash</c> when the dictionary has a shape table.
 /// </summary>
 /// <remarks>
+/// <para>
+/// Durable: a dictionary must outlive every document that names it, on a replica set too. Records are inserted with
+/// write concern majority, journaled, and read with read concern majority, so no client adopts a version that a failover
+/// could roll back while documents naming it survive. The collection must never be dropped, given a TTL index, or
+/// restored apart from the collections whose documents name its records (docs/mongodb.md).
+/// </para>
+/// <para>
+/// The current version is the newest one whose <c>v</c> is a whole number from 1 to <see cref="DictionaryRecord.MaxVersion"/>
+/// and whose document reads: a record another client (or a hostile peer) wrote with a <c>v</c> of another type or out of
+/// that range is never seen, and one that does not read is skipped and reported (at most 16 of them).
+/// </para>
 /// Publication is an insert: a unique index on <c>{ ns: 1, v: 1 }</c> (created once, idempotently, before the first
 /// publication) makes sure that of two clients publishing the same version only one wins; the other gets the winner back.
 /// A duplicate <c>_id</c> with no such version is a <see cref="DictionaryIdConflictException"/>. Nothing is ever updated or
@@ -26,6 +37,9 @@ public sealed class MongoDictionaryStore : DictionaryStore
 
     /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
     private const int MaxShapesBytes = 256 * 1024;
+
+    /// <summary>What every write asks for: acknowledged by a majority of the replica set, journaled.</summary>
+    private static readonly WriteConcern Durable = new(WriteConcern.WValue.Parse("majority"), journal: true);
 
     /// <summary>The unique index on <c>{ ns: 1, v: 1 }</c> that makes publication insert-only per version.</summary>
     public const string VersionIndexName = "ns_1_v_1";
@@ -42,7 +56,9 @@ public sealed class MongoDictionaryStore : DictionaryStore
     {
         ArgumentNullException.ThrowIfNull(database);
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
-        _collection = database.GetCollection<RawBsonDocument>(CollectionName);
+        _collection = database.GetCollection<RawBsonDocument>(CollectionName)
+            .WithWriteConcern(Durable)
+            .WithReadConcern(ReadConcern.Majority);
         _maxDictionaryBytes = maxDictionaryBytes;
         // The content plus its fields: names, the namespace (at most NamespaceName.MaxLength UTF-8 characters) and numbers.
         _maxDocumentBytes = maxDictionaryBytes + MaxShapesBytes + 8 * 1024;
@@ -71,27 +87,64 @@ public sealed class MongoDictionaryStore : DictionaryStore
     }
 
     /// <inheritdoc/>
-    public override async ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
+    public override ValueTask<DictionaryRecord?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken = default)
     {
         ArgumentException.ThrowIfNullOrEmpty(@namespace);
-        RawBsonDocument? document = await _collection.Find(ByNamespace(@namespace)).Sort(new BsonDocument(Fields.Version, -1)).Limit(1)
-            .FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
-        return document is null ? null : Read(document, expectedId: null, expectedNamespace: @namespace);
+        return NewestAsync(@namespace, DictionaryRecord.MaxVersion + 1, cancellationToken);
     }
 
     /// <inheritdoc/>
-    /// <exception cref="ArgumentException">The candidate's version does not follow the newest one of its namespace.</exception>
+    public override ValueTask<DictionaryRecord?> GetNewestBelowAsync(string @namespace, int version, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(@namespace);
+        return NewestAsync(@namespace, Math.Min(version, DictionaryRecord.MaxVersion + 1), cancellationToken);
+    }
+
+    /// <summary>
+    /// The newest readable record below <paramref name="below"/>: the server sees only whole-number versions of the
+    /// namespace in range, newest first; documents among them that do not read are reported and skipped, at most
+    /// <see cref="DictionaryStore.MaxSkippedRecords"/>, then the newest one's problem is thrown.
+    /// </summary>
+    private async ValueTask<DictionaryRecord?> NewestAsync(string @namespace, int below, CancellationToken cancellationToken)
+    {
+        var filter = new BsonDocument
+        {
+            { Fields.Namespace, @namespace },
+            { Fields.Version, new BsonDocument { { "$type", new BsonArray { "int", "long" } }, { "$gte", 1 }, { "$lt", below } } },
+        };
+        var options = new FindOptions<RawBsonDocument> { Sort = new BsonDocument(Fields.Version, -1), Limit = MaxSkippedRecords + 1, BatchSize = MaxSkippedRecords + 1 };
+        using IAsyncCursor<RawBsonDocument> cursor = await _collection.FindAsync(filter, options, cancellationToken).ConfigureAwait(false);
+        InvalidDataException? newestProblem = null;
+        while (await cursor.MoveNextAsync(cancellationToken).ConfigureAwait(false))
+        {
+            foreach (RawBsonDocument document in cursor.Current)
+            {
+                try
+                {
+                    return Read(document, expectedId: null, expectedNamespace: @namespace);
+                }
+                catch (InvalidDataException ex)
+                {
+                    newestProblem ??= ex;
+                    ReportSkippedRecord(ex.Message);
+                }
+            }
+        }
+        return newestProblem is null ? null : throw newestProblem;
+    }
+
+    /// <inheritdoc/>
+    /// <remarks>
+    /// One insert, whatever the other versions hold: a taken version returns its record (the winner), or an
+    /// <see cref="InvalidDataException"/> when that record does not read.
+    /// </remarks>
     public override async ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(candidate);
         ArgumentException.ThrowIfNullOrEmpty(candidate.Namespace, nameof(candidate));
+        ArgumentOutOfRangeException.ThrowIfLessThan(candidate.Version, 1, nameof(candidate));
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(candidate.Version, DictionaryRecord.MaxVersion, nameof(candidate));
         await EnsureIndexAsync(cancellationToken).ConfigureAwait(false);
-
-        DictionaryRecord? newest = await GetCurrentAsync(candidate.Namespace, cancellationToken).ConfigureAwait(false);
-        int newestVersion = newest?.Version ?? 0;
-        if (candidate.Version <= newestVersion) return await GetVersionAsync(candidate.Namespace, candidate.Version, cancellationToken).ConfigureAwait(false);
-        if (candidate.Version != newestVersion + 1)
-            throw new ArgumentException($"Version {candidate.Version} does not follow the newest version ({newestVersion}) of '{candidate.Namespace}' in {Location}.", nameof(candidate));
 
         try
         {
@@ -150,14 +203,6 @@ public sealed class MongoDictionaryStore : DictionaryStore
         await _collection.Indexes.CreateOneAsync(model, options: null, CancellationToken.None).ConfigureAwait(false);
     }
 
-    private async Task<DictionaryRecord> GetVersionAsync(string @namespace, int version, CancellationToken cancellationToken)
-    {
-        RawBsonDocument? document = await _collection.Find(ByVersion(@namespace, version)).Limit(1).FirstOrDefaultAsync(cancellationToken).ConfigureAwait(false);
-        return document is null
-            ? throw new InvalidDataException($"{Location} has a version newer than {version} of '{@namespace}' but not version {version}; this store never deletes one.")
-            : Read(document, expectedId: null, expectedNamespace: @namespace, expectedVersion: version);
-    }
-
     private static FilterDefinition<RawBsonDocument> ById(uint id) => new BsonDocument(Fields.Id, (long)id);
 
     private static FilterDefinition<RawBsonDocument> ByNamespace(string @namespace) => new BsonDocument(Fields.Namespace, @namespace);
@@ -205,7 +250,7 @@ public sealed class MongoDictionaryStore : DictionaryStore
             uint id = (uint)rawId;
             string @namespace = Text(document, Fields.Namespace);
             long version = Int64(document, Fields.Version);
-            if (version is < 1 or > int.MaxValue) throw Invalid(document, $"version {version} is not a version (1 or more)");
+            if (version is < 1 or > DictionaryRecord.MaxVersion) throw Invalid(document, $"version {version} is not a version (1 to {DictionaryRecord.MaxVersion})");
 
             BsonValue content = Field(document, Fields.Content, BsonType.Binary);
             BsonBinaryData binary = content.AsBsonBinaryData;

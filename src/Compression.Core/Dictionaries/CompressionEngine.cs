@@ -178,6 +178,7 @@ public sealed class CompressionEngine : IAsyncDisposable
         try
         {
             await StopAsync(CancellationToken.None).ConfigureAwait(false);
+            Catalog.Detach();
             _background.Dispose();
             _metrics.Dispose();
         }

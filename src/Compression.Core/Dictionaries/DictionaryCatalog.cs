@@ -22,6 +22,8 @@ internal sealed class DictionaryCatalog
     private readonly ConcurrentDictionary<uint, Lazy<Task<ZstdDictionary>>> _inflight = new();
     private readonly ConcurrentDictionary<uint, long> _missing = new();
     private readonly ConcurrentDictionary<uint, WeakReference<ZstdDictionary>> _evicted = new(); // until collected
+    private readonly ConcurrentDictionary<string, byte> _reported = new(StringComparer.Ordinal);
+    private readonly ILogger _logger;
     private readonly object _syncFetchGate = new();
     private readonly object _evictGate = new();
     private long _useClock;
@@ -34,7 +36,22 @@ internal sealed class DictionaryCatalog
         _maxDictionaryBytes = options.MaxDictionaryBytes;
         _missRetention = options.MissingDictionaryRetention;
         _pinned = pinned;
+        _logger = logger;
         _retry = new StoreRetryPolicy(options.StoreAttempts, options.StoreRetryDelay, time, logger);
+        store.RecordSkipped += ReportOnce;
+    }
+
+    /// <summary>How many invalid versions of a namespace are skipped, reading or publishing, before it is reported unusable.</summary>
+    internal const int MaxInvalidVersions = 16;
+
+    /// <summary>Stops listening to the store (the engine is stopping; the store may outlive it).</summary>
+    public void Detach() => _store.RecordSkipped -= ReportOnce;
+
+    /// <summary>Logs a skipped record's problem the first time it is seen (a bounded memory of them: at most 1,024).</summary>
+    private void ReportOnce(string problem)
+    {
+        if (_reported.Count >= 1024 || !_reported.TryAdd(problem, 0)) return;
+        Log.InvalidRecordSkipped(_logger, problem);
     }
 
     public DictionaryStore Store => _store;
@@ -106,12 +123,38 @@ internal sealed class DictionaryCatalog
         return new ValueTask<ZstdDictionary>(lazy.Value.WaitAsync(cancellationToken));
     }
 
-    /// <summary>The newest version of a namespace in the store, validated for adoption, or <see langword="null"/>.</summary>
+    /// <summary>
+    /// The newest <em>valid</em> version of a namespace in the store, validated for adoption, or <see langword="null"/>
+    /// when it has none. Invalid versions above it are skipped and reported once (at most
+    /// <see cref="MaxInvalidVersions"/>); when there is no valid version, the newest one's problem is thrown.
+    /// </summary>
     public async ValueTask<(DictionaryRecord Record, ZstdDictionary Dictionary)?> GetCurrentAsync(string @namespace, CancellationToken cancellationToken)
     {
         DictionaryRecord? record = await _retry.ExecuteAsync(static (s, ct) => s.Store.GetCurrentAsync(s.Namespace, ct), (Store: _store, Namespace: @namespace),
             $"Reading the current dictionary of '{@namespace}' from {_store.Location}", cancellationToken).ConfigureAwait(false);
-        if (record is null) return null;
+        InvalidDataException? newestProblem = null;
+        for (int skipped = 0; record is not null; skipped++)
+        {
+            try
+            {
+                return Current(record, @namespace);
+            }
+            catch (InvalidDataException ex)
+            {
+                newestProblem ??= ex;
+                ReportOnce(ex.Message);
+                if (skipped == MaxInvalidVersions)
+                    throw new InvalidDataException($"The {MaxInvalidVersions + 1} newest versions of '{@namespace}' in {_store.Location} are all invalid; none was adopted. The newest: {newestProblem.Message}", newestProblem);
+            }
+            record = await _retry.ExecuteAsync(static (s, ct) => s.Store.GetNewestBelowAsync(s.Namespace, s.Version, ct), (Store: _store, Namespace: @namespace, record.Version),
+                $"Reading the version of '{@namespace}' below {record.Version} from {_store.Location}", cancellationToken).ConfigureAwait(false);
+        }
+        if (newestProblem is not null) throw newestProblem; // nothing valid: say why, as a namespace with one bad record always did
+        return null;
+    }
+
+    private (DictionaryRecord Record, ZstdDictionary Dictionary) Current(DictionaryRecord record, string @namespace)
+    {
         DictionaryRecordValidator.Check(record, _store, expectedId: null, expectedNamespace: @namespace, _maxDictionaryBytes);
         if (TryGetCached(record.Id, out var cached))
         {
@@ -125,21 +168,40 @@ internal sealed class DictionaryCatalog
         return (record, Add(dictionary));
     }
 
-    /// <summary>Publishes a candidate insert-only and returns the winner of its version, validated (it may be another client's).</summary>
+    /// <summary>
+    /// Publishes a candidate insert-only and returns the winner of its version, validated (it may be another client's).
+    /// A version held by a record that is not valid (one the store cannot read, or one that fails validation) is
+    /// reported once and skipped: the candidate is published as the next version, at most <see cref="MaxInvalidVersions"/>
+    /// times and never above <see cref="DictionaryRecord.MaxVersion"/>. The record returned then carries the version it got.
+    /// </summary>
     public async ValueTask<(DictionaryRecord Record, ZstdDictionary Dictionary)> PublishAsync(DictionaryRecord candidate, ZstdDictionary dictionary,
         CancellationToken cancellationToken)
     {
-        DictionaryRecord winner = await _retry.ExecuteAsync(static (s, ct) => s.Store.PublishAsync(s.Candidate, ct), (Store: _store, Candidate: candidate),
-            $"Publishing dictionary {candidate.Id} (version {candidate.Version} of '{candidate.Namespace}') to {_store.Location}", cancellationToken).ConfigureAwait(false);
-        if (winner.Id == candidate.Id && winner.Version == candidate.Version && winner.ContentHash == candidate.ContentHash
-            && winner.ShapesHash == candidate.ShapesHash && string.Equals(winner.Namespace, candidate.Namespace, StringComparison.Ordinal))
+        for (int skipped = 0; ; skipped++)
         {
-            return (candidate, Add(dictionary));
+            if (candidate.Version > DictionaryRecord.MaxVersion)
+                throw new InvalidDataException($"'{candidate.Namespace}' in {_store.Location} has reached the highest version a dictionary may have ({DictionaryRecord.MaxVersion}); nothing more is published.");
+            try
+            {
+                DictionaryRecord winner = await _retry.ExecuteAsync(static (s, ct) => s.Store.PublishAsync(s.Candidate, ct), (Store: _store, Candidate: candidate),
+                    $"Publishing dictionary {candidate.Id} (version {candidate.Version} of '{candidate.Namespace}') to {_store.Location}", cancellationToken).ConfigureAwait(false);
+                if (winner.Id == candidate.Id && winner.Version == candidate.Version && winner.ContentHash == candidate.ContentHash
+                    && winner.ShapesHash == candidate.ShapesHash && string.Equals(winner.Namespace, candidate.Namespace, StringComparison.Ordinal))
+                {
+                    return (candidate, Add(dictionary));
+                }
+                if (winner.Version != candidate.Version)
+                    throw new InvalidOperationException($"{_store.Location} answered the publication of version {candidate.Version} of '{candidate.Namespace}' with version {winner.Version}.");
+                ZstdDictionary theirs = DictionaryRecordValidator.Validate(winner, _store, expectedId: null, expectedNamespace: candidate.Namespace, _maxDictionaryBytes);
+                return (winner, Add(theirs));
+            }
+            catch (InvalidDataException ex) when (skipped < MaxInvalidVersions)
+            {
+                // The version is held by a record nobody can use: it stays (nothing is ever deleted), the candidate goes above it.
+                ReportOnce(ex.Message);
+                candidate = candidate with { Version = candidate.Version + 1 };
+            }
         }
-        if (winner.Version != candidate.Version)
-            throw new InvalidDataException($"{_store.Location} answered the publication of version {candidate.Version} of '{candidate.Namespace}' with version {winner.Version}.");
-        ZstdDictionary theirs = DictionaryRecordValidator.Validate(winner, _store, expectedId: null, expectedNamespace: candidate.Namespace, _maxDictionaryBytes);
-        return (winner, Add(theirs));
     }
 
     public ZstdDictionary Add(ZstdDictionary dictionary)

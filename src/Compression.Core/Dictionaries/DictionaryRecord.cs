@@ -12,8 +12,17 @@ public sealed record DictionaryRecord
     /// <summary>The namespace it was trained for (<c>bucket.scope.collection</c> or <c>database.collection</c>).</summary>
     public required string Namespace { get; init; }
 
-    /// <summary>The version within the namespace: 1 for the first dictionary, then one more for each published after it.</summary>
+    /// <summary>
+    /// The version within the namespace: 1 for the first dictionary, then one more for each published after it (a version
+    /// held by a record that is not valid is skipped), at most <see cref="MaxVersion"/>.
+    /// </summary>
     public required int Version { get; init; }
+
+    /// <summary>
+    /// The highest version a record may have: far below any overflow, and far above what a namespace ever publishes (one
+    /// a minute for almost two years). A record above it is not valid: it is never current and never adopted.
+    /// </summary>
+    public const int MaxVersion = 1_000_000;
 
     /// <summary>The zstd dictionary bytes.</summary>
     public required ReadOnlyMemory<byte> Content { get; init; }

@@ -53,7 +53,7 @@ internal static class DictionaryRecordValidator
         if (string.IsNullOrEmpty(record.Namespace)) return "the record names no namespace";
         if (expectedNamespace is not null && !string.Equals(record.Namespace, expectedNamespace, StringComparison.Ordinal))
             return $"it belongs to namespace '{record.Namespace}', not '{expectedNamespace}'";
-        if (record.Version < 1) return $"version {record.Version} is not a version (1 or more)";
+        if (record.Version is < 1 or > DictionaryRecord.MaxVersion) return $"version {record.Version} is not a version (1 to {DictionaryRecord.MaxVersion})";
         if (record.Codec != CompressionCodec.Zstd) return $"codec {record.Codec} is not zstd";
         if (record.Level < ZstdCodec.MinimumLevel || record.Level > ZstdCodec.MaximumLevel)
             return $"level {record.Level} is out of zstd's range ({ZstdCodec.MinimumLevel} to {ZstdCodec.MaximumLevel})";

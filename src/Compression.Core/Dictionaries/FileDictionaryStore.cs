@@ -80,8 +80,35 @@ public sealed partial class FileDictionaryStore : DictionaryStore
     {
         ArgumentException.ThrowIfNullOrEmpty(@namespace);
         cancellationToken.ThrowIfCancellationRequested();
-        (int Version, string Key) newest = Versions(@namespace).DefaultIfEmpty().MaxBy(v => v.Version);
-        return ValueTask.FromResult(newest.Version == 0 ? null : ReadWinner(VersionPath(newest.Key, newest.Version), newest.Version, @namespace));
+        return ValueTask.FromResult(Newest(@namespace, DictionaryRecord.MaxVersion + 1));
+    }
+
+    /// <inheritdoc/>
+    public override ValueTask<DictionaryRecord?> GetNewestBelowAsync(string @namespace, int version, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(@namespace);
+        cancellationToken.ThrowIfCancellationRequested();
+        return ValueTask.FromResult(Newest(@namespace, Math.Min(version, DictionaryRecord.MaxVersion + 1)));
+    }
+
+    /// <summary>The newest readable version below <paramref name="below"/>; unreadable ones are reported and skipped (a bounded number).</summary>
+    private DictionaryRecord? Newest(string @namespace, int below)
+    {
+        InvalidDataException? newestProblem = null;
+        int skipped = 0;
+        foreach ((int version, string key) in Versions(@namespace).Where(v => v.Version < below).OrderByDescending(v => v.Version))
+        {
+            try
+            {
+                return ReadWinner(VersionPath(key, version), version, @namespace);
+            }
+            catch (InvalidDataException ex) when (++skipped <= MaxSkippedRecords)
+            {
+                newestProblem ??= ex;
+                ReportSkippedRecord(ex.Message);
+            }
+        }
+        return newestProblem is null ? null : throw newestProblem;
     }
 
     /// <inheritdoc/>
@@ -91,10 +118,8 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         ArgumentException.ThrowIfNullOrEmpty(candidate.Namespace, nameof(candidate));
         cancellationToken.ThrowIfCancellationRequested();
         string key = Key(candidate.Namespace);
-        int newest = Versions(candidate.Namespace).Select(v => v.Version).DefaultIfEmpty(0).Max();
-        if (candidate.Version <= newest) return ValueTask.FromResult(ReadVersion(candidate.Namespace, candidate.Version)); // published meanwhile
-        if (candidate.Version != newest + 1)
-            throw new ArgumentException($"Version {candidate.Version} does not follow the newest version ({newest}) of '{candidate.Namespace}'.", nameof(candidate));
+        // Taken (published meanwhile, or held by a record that is not valid): the winner, or why it cannot be read.
+        if (Versions(candidate.Namespace).Any(v => v.Version == candidate.Version)) return ValueTask.FromResult(ReadVersion(candidate.Namespace, candidate.Version));
 
         string recordPath = RecordPath(candidate.Id);
         if (!TryCreateNew(recordPath, JsonSerializer.SerializeToUtf8Bytes(StoredRecord.From(candidate))))

@@ -56,12 +56,11 @@ public sealed class InMemoryDictionaryStore : DictionaryStore
             if (!_byNamespace.TryGetValue(candidate.Namespace, out var list)) _byNamespace[candidate.Namespace] = list = [];
             var existing = list.Find(r => r.Version == candidate.Version);
             if (existing is not null) return ValueTask.FromResult(existing);
-            if (candidate.Version != (list.Count == 0 ? 1 : list[^1].Version + 1))
-                throw new ArgumentException($"Version {candidate.Version} does not follow the newest version of '{candidate.Namespace}'.", nameof(candidate));
             if (_byId.ContainsKey(candidate.Id)) throw new DictionaryIdConflictException(candidate.Id);
             var stored = candidate with { Content = candidate.Content.ToArray(), Shapes = candidate.Shapes.ToArray() };
             _byId.Add(stored.Id, stored);
-            list.Add(stored);
+            int at = list.FindIndex(r => r.Version > stored.Version); // kept in version order: the newest last
+            list.Insert(at < 0 ? list.Count : at, stored);
             return ValueTask.FromResult(stored);
         }
     }

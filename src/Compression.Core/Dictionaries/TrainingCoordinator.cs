@@ -257,9 +257,10 @@ internal sealed class TrainingCoordinator
             return TrainingOutcome.PublishFailed;
         }
 
-        if (ReferenceEquals(winner.Record, record))
+        if (winner.Record.Id == record.Id && winner.Record.ContentHash == record.ContentHash && winner.Record.ShapesHash == record.ShapesHash)
         {
-            Adopt(state, new AdoptedDictionary(winner.Dictionary, record, record.Ratio), "this client");
+            // Ours (its version may be above the one asked for, past versions held by invalid records).
+            Adopt(state, new AdoptedDictionary(winner.Dictionary, winner.Record, record.Ratio), "this client");
             return TrainingOutcome.Adopted;
         }
 

@@ -30,4 +30,7 @@ internal static partial class Log
 
     [LoggerMessage(9, LogLevel.Information, "Shapes for {Namespace}: {Shapes} key lists; held-out bytes packed {PackedBytes}, plain {PlainBytes} ({Packed} of {Documents} documents packed); {Decision}.")]
     public static partial void ShapesMeasured(ILogger logger, string @namespace, int shapes, long packedBytes, long plainBytes, int packed, int documents, string decision);
+
+    [LoggerMessage(10, LogLevel.Warning, "A dictionary record was skipped (reported once): {Problem} The namespace uses the newest valid version.")]
+    public static partial void InvalidRecordSkipped(ILogger logger, string problem);
 }

@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using System.Net;
 using System.Net.Sockets;
 using Compression.Testing.Mongo.Internal;
+using MongoDB.Bson;
 
 namespace Compression.Testing.Mongo;
 
@@ -181,6 +182,7 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
         Interlocked.Exchange(ref _bytesSent, 0);
         Interlocked.Exchange(ref _connectionsAccepted, 0);
         _commandCounts.Clear();
+        _concerns.Clear();
     }
 
     /// <summary>Deletes every database (the data normally survives stop and start).</summary>
@@ -213,6 +215,29 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
     internal void CountSent(int bytes) => Interlocked.Add(ref _bytesSent, bytes);
 
     internal void CountCommand(string name) => _commandCounts.AddOrUpdate(name, 1, (_, n) => n + 1);
+
+    /// <summary>The most concerns <see cref="Concerns"/> keeps (later ones are not recorded).</summary>
+    public const int MaxRecordedConcerns = 10_000;
+
+    private readonly ConcurrentQueue<RecordedConcern> _concerns = new();
+
+    /// <summary>
+    /// The read and write concerns commands asked for, in arrival order: every command that carried a <c>readConcern</c>
+    /// or a <c>writeConcern</c> (the first <see cref="MaxRecordedConcerns"/> since start or <see cref="ResetCounters"/>).
+    /// The server accepts them and applies none (it is one node: every write is on its only member and in memory).
+    /// </summary>
+    public IReadOnlyList<RecordedConcern> Concerns => [.. _concerns];
+
+    internal void RecordConcerns(BsonDocument command)
+    {
+        BsonDocument? read = command.TryGetValue("readConcern", out BsonValue r) && r is BsonDocument rd ? rd : null;
+        BsonDocument? write = command.TryGetValue("writeConcern", out BsonValue w) && w is BsonDocument wd ? wd : null;
+        if ((read is null && write is null) || _concerns.Count >= MaxRecordedConcerns) return;
+        string database = command.TryGetValue("$db", out BsonValue db) && db.IsString ? db.AsString : "";
+        BsonValue target = command.GetElement(0).Value;
+        _concerns.Enqueue(new RecordedConcern(command.GetElement(0).Name, database, target.IsString ? target.AsString : "",
+            (BsonDocument?)read?.DeepClone(), (BsonDocument?)write?.DeepClone()));
+    }
 
     internal void RecordFailure(string failure) => _failures.Enqueue(failure);
 
@@ -247,3 +272,11 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
         }
     }
 }
+
+/// <summary>A command's read and write concerns, as the client sent them (<see cref="MongoLoopbackServer.Concerns"/>).</summary>
+/// <param name="Command">The command's name (<c>insert</c>, <c>find</c>, ...).</param>
+/// <param name="Database">Its <c>$db</c>.</param>
+/// <param name="Collection">The collection it names, or empty.</param>
+/// <param name="ReadConcern">Its <c>readConcern</c>, or null.</param>
+/// <param name="WriteConcern">Its <c>writeConcern</c>, or null.</param>
+public sealed record RecordedConcern(string Command, string Database, string Collection, BsonDocument? ReadConcern, BsonDocument? WriteConcern);

@@ -89,7 +89,7 @@ public sealed class IdTypeMigrationTests(MongoFixture fixture, ITestOutputHelper
             yield return 0.5 + i;
             yield return new BsonDecimal128(Decimal128.Parse($"12345.678{i}"));
             yield return $"key-{i}";
-            yield return BsonSymbolTable.Lookup($"symbol-{i}");
+            yield return (BsonSymbol)$"symbol-{i}";
             yield return new BsonDocument { { "tenant", $"t{i}" }, { "n", i }, { "nested", new BsonDocument("deep", new BsonArray { i, "x" }) } };
             yield return new BsonBinaryData([(byte)i, 1, 2, 3]);
             yield return new BsonBinaryData(Guid.Parse($"6f1d7c2a-0000-4000-8000-00000000000{i}"), GuidRepresentation.Standard);

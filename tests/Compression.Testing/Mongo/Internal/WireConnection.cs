@@ -238,6 +238,7 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
         else
         {
             server.CountCommand(command.GetElement(0).Name);
+            server.RecordConcerns(command);
             reply = Execute(new CommandArguments(command, sequences));
         }
 
