@@ -15,6 +15,11 @@ internal static class CompressionConfigurationBinder
 {
     public static void Bind(IConfigurationSection section, CompressionEngineOptions options, List<string> errors)
     {
+        if (IsValue(section))
+        {
+            errors.Add($"{section.Path}: '{section.Value}' is a value; allowed: a section of settings ({nameof(CompressionEngineOptions.Defaults)}, {nameof(CompressionEngineOptions.Namespaces)}, {string.Join(", ", Settable(typeof(CompressionEngineOptions)).Where(p => p.Name != nameof(CompressionEngineOptions.Defaults)).Select(p => p.Name))}).");
+            return;
+        }
         if (section.GetSection(nameof(CompressionEngineOptions.Defaults)) is { } defaults && defaults.Exists())
             BindObject(defaults, options.Defaults, errors);
         foreach (var child in section.GetChildren())
@@ -24,6 +29,8 @@ internal static class CompressionConfigurationBinder
                 case var k when Is(k, nameof(CompressionEngineOptions.Defaults)):
                     break;
                 case var k when Is(k, nameof(CompressionEngineOptions.Namespaces)):
+                    if (IsValue(child))
+                        errors.Add($"{child.Path}: '{child.Value}' is a value; allowed: a section with one section of settings per namespace, keyed 'database.collection' or 'bucket.scope.collection'.");
                     foreach (var ns in child.GetChildren())
                     {
                         NamespaceOptions settings = options.Defaults.Clone();
@@ -38,9 +45,12 @@ internal static class CompressionConfigurationBinder
         }
     }
 
+    /// <summary>A key given a plain value where a section is expected (JSON <c>"Namespaces": "shop.orders"</c>); an empty value is an empty section.</summary>
+    private static bool IsValue(IConfigurationSection section) => section.Value is { Length: > 0 } && !section.GetChildren().Any();
+
     private static void BindObject(IConfigurationSection section, object target, List<string> errors)
     {
-        if (section.Value is { Length: > 0 } && !section.GetChildren().Any())
+        if (IsValue(section))
         {
             errors.Add($"{section.Path}: '{section.Value}' is a value; allowed: a section of settings ({string.Join(", ", Settable(target.GetType()).Select(p => p.Name))}).");
             return;
@@ -59,7 +69,20 @@ internal static class CompressionConfigurationBinder
         Type type = property.PropertyType;
         if (type == typeof(IList<string>))
         {
-            property.SetValue(target, child.GetChildren().Select(c => c.Value ?? "").ToList());
+            // A single string (JSON "ClearFields": "CustomerId") is not a list of one: refused, or the field would be
+            // compressed without a word and every filter on it would fail at query time.
+            if (IsValue(child))
+            {
+                errors.Add($"{child.Path}: '{child.Value}' is a value; allowed: a list of names, e.g. [ \"{child.Value}\" ].");
+                return;
+            }
+            var items = new List<string>();
+            foreach (var item in child.GetChildren())
+            {
+                if (item.GetChildren().Any()) errors.Add($"{item.Path}: a section; allowed: a name.");
+                else items.Add(item.Value ?? "");
+            }
+            property.SetValue(target, items);
             return;
         }
         if (type == typeof(DictionaryOptions))

@@ -86,6 +86,39 @@ public sealed class ConfigurationTests : IDisposable
         Assert.Contains(expected, ex.Message);
     }
 
+    public static TheoryData<string, string> BadShapes() => new()
+    {
+        // Each was accepted without a word until 2026-11-27: a string ClearFields bound as an empty list (the field was
+        // compressed, filters on it failed at query time, docz migrate moved it into _z); the others were dropped.
+        { """{ "Compression": { "Namespaces": { "shop.orders": { "ClearFields": "CustomerId" } } } }""",
+          """Compression:Namespaces:shop.orders:ClearFields: 'CustomerId' is a value; allowed: a list of names, e.g. [ "CustomerId" ].""" },
+        { """{ "Compression": { "Namespaces": "shop.orders" } }""",
+          "Compression:Namespaces: 'shop.orders' is a value; allowed: a section with one section of settings per namespace" },
+        { """{ "Compression": "on" }""", "Compression: 'on' is a value; allowed: a section of settings (Defaults, Namespaces, " },
+        { """{ "Compression": { "Defaults": "zstd" } }""", "Compression:Defaults: 'zstd' is a value; allowed: a section of settings (Codec, " },
+        { """{ "Compression": { "Namespaces": { "a.b": { "ClearFields": [ { "name": "x" } ] } } } }""", "Compression:Namespaces:a.b:ClearFields:0: a section; allowed: a name." },
+        { """{ "Compression": { "Namespaces": { "a.b": { "Dictionary": true } } } }""", "Compression:Namespaces:a.b:Dictionary: 'True' is a value; allowed: a section of settings" },
+        { """{ "Compression": { "Defaults": { "Level": [ 3 ] } } }""", "Compression:Defaults:Level: a section; allowed: a whole number" },
+    };
+
+    [Theory]
+    [MemberData(nameof(BadShapes))]
+    public async Task ValueOfTheWrongShape_FailsTheStart_NamingTheKey(string json, string expected)
+    {
+        using IHost host = Build(c => c.AddJsonStream(new MemoryStream(System.Text.Encoding.UTF8.GetBytes(json))));
+        var ex = await Assert.ThrowsAsync<OptionsValidationException>(() => host.StartAsync());
+        Assert.Contains(expected, ex.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task EmptyListsAndSections_AreEmpty_NotErrors()
+    {
+        using IHost host = Build(c => c.AddJsonStream(new MemoryStream("""{ "Compression": { "Namespaces": { "a.b": { "ClearFields": [ ] } }, "Defaults": { } } }"""u8.ToArray())));
+        await host.StartAsync();
+        Assert.Empty(host.Services.GetRequiredService<IOptions<CompressionEngineOptions>>().Value.Namespaces["a.b"].ClearFields);
+        await host.StopAsync();
+    }
+
     [Fact]
     public async Task SeveralBadValues_AreReportedTogether()
     {
