@@ -364,6 +364,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         // after it move down over it. The walk reads each element before anything is written over it.
         int restStart = 4 + clearLength;
         int length = restStart;
+        bool tooDeep = false;
         try
         {
             ReadOnlySpan<byte> rest = document[restStart..restEnd];
@@ -376,6 +377,12 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
                 // (removed by the application) the field is gone. A MinKey (the older placeholder's form) is a value: it
                 // cannot be told from the application's own MinKey, and a value is never dropped (ClearFieldPlaceholder).
                 if (ClearFieldPlaceholder.Is(element, rest)) continue;
+                // Before anything recursive reads it (the clear elements were checked by the server when it stored them).
+                if (!BsonNesting.IsWithinLimit(rest, element))
+                {
+                    tooDeep = true;
+                    break;
+                }
                 int size = element.End - element.Start;
                 if (restStart + element.Start != length) document.Slice(restStart + element.Start, size).CopyTo(document[length..]);
                 length += size;
@@ -385,6 +392,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         {
             throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}': the decompressed part is not a BSON document: {ex.Message}", ex);
         }
+        if (tooDeep) throw new InvalidDataException($"Document _id {DescribeId(stored)} in '{Namespace}' {BsonNesting.TooDeep}.");
         document[length++] = 0;
         BinaryPrimitives.WriteInt32LittleEndian(document, length);
 

@@ -51,6 +51,9 @@ internal ref struct RawBsonWalker
     /// </summary>
     public static RawBsonWalker OverElements(ReadOnlySpan<byte> elements) => new(elements, 0, elements.Length);
 
+    /// <summary>A walker over the elements of <paramref name="document"/> from <paramref name="offset"/> to <paramref name="end"/> (a nested document's elements).</summary>
+    public static RawBsonWalker Over(ReadOnlySpan<byte> document, int offset, int end) => new(document, offset, end);
+
     /// <summary>Reads the next element; false at the terminator.</summary>
     /// <exception cref="InvalidDataException">The element is cut, has an unknown type or a length out of range.</exception>
     public bool TryNext(out RawBsonElement element)
@@ -119,5 +122,79 @@ internal ref struct RawBsonWalker
         if (length < 0)
             throw new InvalidDataException($"BSON name or string at offset {offset} has no 0x00 terminator inside its document.");
         return length;
+    }
+}
+
+/// <summary>
+/// The nesting limit of BSON documents, checked without recursion: MongoDB refuses to store a document whose embedded
+/// documents and arrays nest more than <see cref="MaxDepth"/> levels below its root, but it never sees inside a compressed
+/// part, and every reader after us (the class map, <c>BsonDocument</c>, <c>ToJson</c>) recurses once per level: a
+/// decompressed part 20,000 levels deep (15 KB) overflowed the reader's stack, which no handler can catch.
+/// </summary>
+internal static class BsonNesting
+{
+    /// <summary>The most levels of embedded documents and arrays below a document's root, as MongoDB allows.</summary>
+    public const int MaxDepth = 100;
+
+    /// <summary>
+    /// Checks that <paramref name="element"/>, a top-level element of <paramref name="document"/> (level 1 when it is a
+    /// document, an array or JavaScript with scope), nests at most <see cref="MaxDepth"/> levels. Iterative: its stack is
+    /// <see cref="MaxDepth"/> pairs of offsets. Every nested length is checked as <see cref="RawBsonWalker"/> checks them.
+    /// </summary>
+    /// <returns>False when it nests deeper than the limit (nothing recursive has read it).</returns>
+    /// <exception cref="InvalidDataException">A nested length, type or terminator is wrong.</exception>
+    public static bool IsWithinLimit(ReadOnlySpan<byte> document, RawBsonElement element)
+    {
+        if (!IsNesting(element.Type)) return true;
+        Span<int> resume = stackalloc int[MaxDepth];
+        Span<int> ends = stackalloc int[MaxDepth];
+        int depth = 1;
+        (int position, int end) = Inside(document, element);
+        while (true)
+        {
+            RawBsonWalker level = RawBsonWalker.Over(document, position, end);
+            if (level.TryNext(out RawBsonElement child))
+            {
+                position = child.End;
+                if (!IsNesting(child.Type)) continue;
+                if (depth == MaxDepth) return false;
+                resume[depth - 1] = position;
+                ends[depth - 1] = end;
+                depth++;
+                (position, end) = Inside(document, child);
+            }
+            else
+            {
+                if (--depth == 0) return true;
+                position = resume[depth - 1];
+                end = ends[depth - 1];
+            }
+        }
+    }
+
+    private static bool IsNesting(byte type) => type is 0x03 or 0x04 or 0x0F;
+
+    /// <summary>The message of a refused document, after what names it.</summary>
+    public const string TooDeep = "nests deeper than 100 levels of embedded documents and arrays (the most MongoDB stores); it was not read";
+
+    /// <summary>Where the elements of a nested document (or of a scope) start and end, its terminator checked.</summary>
+    private static (int Start, int End) Inside(ReadOnlySpan<byte> document, RawBsonElement element)
+    {
+        int value = element.ValueStart;
+        if (element.Type == 0x0F)
+        {
+            // JavaScript with scope: total length, the code as a string, then the scope document, ending with the element.
+            if (element.End - value < 4 + 4 + 1 + 5) throw new InvalidDataException($"BSON JavaScript with scope at offset {element.Start} is too short.");
+            int codeLength = BinaryPrimitives.ReadInt32LittleEndian(document[(value + 4)..]);
+            if (codeLength < 1 || codeLength > element.End - value - 8 - 5)
+                throw new InvalidDataException($"BSON JavaScript with scope at offset {element.Start} declares code of {codeLength} bytes, which does not fit.");
+            value += 8 + codeLength;
+        }
+        int length = BinaryPrimitives.ReadInt32LittleEndian(document[value..]);
+        if (length < 5 || value + length != element.End)
+            throw new InvalidDataException($"BSON document at offset {value} declares {length} bytes; its element ends at {element.End}.");
+        if (document[element.End - 1] != 0)
+            throw new InvalidDataException($"BSON document at offset {value} does not end with its 0x00 terminator.");
+        return (value + 4, element.End - 1);
     }
 }

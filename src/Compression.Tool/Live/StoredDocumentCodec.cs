@@ -141,14 +141,20 @@ internal sealed class StoredDocumentCodec
             rest.CopyTo(document, 4);
             rest = document;
         }
+        bool tooDeep = false;
         try
         {
-            return Merge(stored, rest, out legacyPlaceholders);
+            // Its depth before anything recursive reads it (verify, migrate --decompress and the compare-and-swap filter
+            // parse it); the stored clear elements were checked by the server.
+            var elements = new RawBsonWalker(rest);
+            while (!tooDeep && elements.TryNext(out RawBsonElement element)) tooDeep = !BsonNesting.IsWithinLimit(rest, element);
+            if (!tooDeep) return Merge(stored, rest, out legacyPlaceholders);
         }
         catch (InvalidDataException ex)
         {
             throw new InvalidDataException($"The decompressed part is not a BSON document: {ex.Message}", ex);
         }
+        throw new InvalidDataException($"The document {BsonNesting.TooDeep}.");
     }
 
     /// <summary>
