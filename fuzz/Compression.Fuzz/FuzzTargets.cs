@@ -247,9 +247,10 @@ public sealed class FuzzTargets
 
     /// <summary>
     /// Untrusted shape table bytes (a table stored beside a dictionary): byte 0 bit 0 set means "recompute the checksum"
-    /// (so the fuzzer reaches the checks behind it), the rest is the table. <see cref="ShapeTable.Parse"/> accepts it or
-    /// throws <see cref="InvalidDataException"/>; an accepted table serializes back to exactly the same bytes (there is
-    /// one encoding of a table), and packs documents without a verify failure.
+    /// (so the fuzzer reaches the checks behind it), the rest is the table.
+    /// <see cref="ShapeTable.Parse(ReadOnlySpan{byte}, int)"/> accepts it or throws <see cref="InvalidDataException"/>;
+    /// an accepted table serializes back to exactly the same bytes (there is one encoding of a table), and packs
+    /// documents without a verify failure.
     /// </summary>
     public void ShapeTableBytes(ReadOnlySpan<byte> input)
     {

@@ -57,7 +57,7 @@ internal ref struct JsonPacker
         int slot = _out;
         _out += Slot;
         int keyBase = _scratch.PendingCount;
-        ulong hash = ShapeTable.HashStart;
+        ulong hash = _table.HashStart;
         ReadOnlySpan<byte> source = _source;
         _in++; // '{'
         if (_in < source.Length && source[_in] == (byte)'}')
@@ -70,7 +70,7 @@ internal ref struct JsonPacker
             {
                 if (_in >= source.Length || source[_in] != (byte)'"' || !JsonText.TryScanString(source, _in, out KeySpan key, out _in)) return false;
                 _scratch.PushKey(key);
-                hash = ShapeTable.HashKey(hash, source.Slice(key.Start, key.Length));
+                hash = _table.HashKey(hash, source.Slice(key.Start, key.Length));
                 if (_in >= source.Length || source[_in] != (byte)':') return false;
                 _in++;
                 if (!TryValue(depth)) return false;

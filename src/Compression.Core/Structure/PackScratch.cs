@@ -89,15 +89,8 @@ internal sealed class PackScratch
             ref PackedNode node = ref Nodes[i];
             if (node.Tag != PackedTag.Object) continue;
             ReadOnlySpan<KeySpan> keys = Keys.AsSpan(node.Start, node.Length);
-            node.Value = table.Find(document, keys, HashKeys(document, keys));
+            node.Value = table.Find(document, keys, table.Hash(document, keys));
         }
-    }
-
-    public static ulong HashKeys(ReadOnlySpan<byte> document, ReadOnlySpan<KeySpan> keys)
-    {
-        ulong hash = ShapeTable.HashStart;
-        foreach (KeySpan key in keys) hash = ShapeTable.HashKey(hash, document.Slice(key.Start, key.Length));
-        return hash;
     }
 }
 

@@ -1,6 +1,8 @@
 using System.Buffers.Binary;
 using System.IO.Hashing;
-using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+using System.Security.Cryptography;
 using Compression.Internal;
 
 namespace Compression.Structure;
@@ -9,9 +11,15 @@ namespace Compression.Structure;
 /// The shapes of one namespace: key lists of the objects its documents are made of, each referenced from a packed
 /// stream by a small id (1 for the first, 0 meaning "keys written inline"). Learned from the same samples as the
 /// dictionary (<see cref="ShapeTableBuilder"/>), serialized deterministically to be stored beside it, and parsed with
-/// every field checked (<see cref="Parse"/>): a table read from a database is untrusted. Immutable and thread-safe.
-/// Byte layout: docs/structure.md, "Shape table".
+/// every field checked (<see cref="Parse(ReadOnlySpan{byte}, int)"/>): a table read from a database is untrusted.
+/// Immutable and thread-safe. Byte layout: docs/structure.md, "Shape table".
 /// </summary>
+/// <remarks>
+/// Whatever a table holds, reading it and looking shapes up take near-linear time: at most <see cref="MaxShapes"/>
+/// shapes, duplicates found by sorting (not by hash), a lookup hash keyed by a secret drawn for each instance, and at
+/// most <see cref="MaxShapesPerHash"/> shapes indexed under one hash value (a shape past that bound is never found,
+/// so its objects are written with their keys inline: lossless, and decoding by id is unaffected).
+/// </remarks>
 internal sealed class ShapeTable
 {
     /// <summary>The first four bytes of a serialized table: "SHPT".</summary>
@@ -20,8 +28,19 @@ internal sealed class ShapeTable
     /// <summary>The only format version this code writes and reads.</summary>
     public const byte FormatVersion = 1;
 
-    /// <summary>The most shapes a table may hold (ids 1 to this).</summary>
-    public const int MaxShapes = 65_535;
+    /// <summary>
+    /// The most shapes a table may hold (ids 1 to this): what training produces at most
+    /// (<see cref="ShapeTableBuilder.MaxShapes"/>), so a record holding more was not trained and is refused.
+    /// </summary>
+    public const int MaxShapes = 4096;
+
+    /// <summary>
+    /// The most shapes indexed under one hash value; <see cref="Find"/> compares at most this many key lists. A trained
+    /// table never meets it (its hash is 64 bits, keyed per instance); a hostile table whose key lists all hash alike
+    /// gets its first shapes under that hash indexed and the others written with their keys inline: it can cost
+    /// ratio on those shapes, never lookup time.
+    /// </summary>
+    public const int MaxShapesPerHash = 8;
 
     /// <summary>The most keys one shape may hold.</summary>
     public const int MaxKeysPerShape = 65_535;
@@ -37,23 +56,45 @@ internal sealed class ShapeTable
     private readonly int[] _firstKey;    // shape id s (1-based) has keys _firstKey[s - 1].._firstKey[s]
     private readonly byte[] _prefixBytes;  // per key, what the unpacker writes before its value (below)
     private readonly int[] _prefixStarts;
-    private readonly Dictionary<ulong, int> _byHash;
-    private readonly int[] _nextWithHash; // chains shapes whose key lists hash alike (index: id - 1; 0 ends the chain)
+    private readonly ulong _hashStart;
+    private readonly ulong _hashMultiplier;
+    private readonly Dictionary<ulong, int> _byHash; // the first (lowest) id of each hash value
+    private readonly int[] _nextWithHash; // chains shapes whose key lists hash alike, ids ascending (index: id - 1; 0 ends the chain)
 
-    private ShapeTable(DocumentKind kind, byte[] keyBytes, int[] keyStarts, int[] firstKey)
+    private ShapeTable(DocumentKind kind, byte[] keyBytes, int[] keyStarts, int[] firstKey, ShapeHashKey hashKey)
     {
         Kind = kind;
         _keyBytes = keyBytes;
         _keyStarts = keyStarts;
         _firstKey = firstKey;
         (_prefixBytes, _prefixStarts) = RenderPrefixes(kind, keyBytes, keyStarts, firstKey);
+        _hashStart = hashKey.Start;
+        _hashMultiplier = hashKey.Multiplier;
         _byHash = new Dictionary<ulong, int>(Count);
         _nextWithHash = new int[Count];
-        for (int id = Count; id >= 1; id--)
+        // Lowest ids first (the most frequent shapes), at most MaxShapesPerHash of them a hash value: the chain's last
+        // id and its length are kept under its first id.
+        int[] chainEnd = new int[Count];
+        int[] chainLength = new int[Count];
+        for (int id = 1; id <= Count; id++)
         {
-            ulong hash = HashOf(id);
-            _nextWithHash[id - 1] = _byHash.TryGetValue(hash, out int next) ? next : 0;
-            _byHash[hash] = id;
+            ref int first = ref CollectionsMarshal.GetValueRefOrAddDefault(_byHash, HashOf(id), out bool exists);
+            if (!exists)
+            {
+                first = id;
+                chainEnd[id - 1] = id;
+                chainLength[id - 1] = 1;
+            }
+            else if (chainLength[first - 1] < MaxShapesPerHash)
+            {
+                _nextWithHash[chainEnd[first - 1] - 1] = id;
+                chainEnd[first - 1] = id;
+                chainLength[first - 1]++;
+            }
+            else
+            {
+                Unindexed++;
+            }
         }
     }
 
@@ -126,7 +167,12 @@ internal sealed class ShapeTable
         return (bytes, starts);
     }
 
-    /// <summary>The id of the shape whose keys are exactly <paramref name="keys"/> (spans of <paramref name="source"/>), or 0.</summary>
+    /// <summary>
+    /// The id of the shape whose keys are exactly <paramref name="keys"/> (spans of <paramref name="source"/>), or 0;
+    /// <paramref name="hash"/> is theirs as this table hashes them (<see cref="Hash"/>, or <see cref="HashStart"/> and
+    /// <see cref="HashKey"/>). Compares at most <see cref="MaxShapesPerHash"/> key lists; a shape not indexed (see
+    /// there) is not found.
+    /// </summary>
     public int Find(ReadOnlySpan<byte> source, ReadOnlySpan<KeySpan> keys, ulong hash)
     {
         if (!_byHash.TryGetValue(hash, out int id)) return 0;
@@ -145,55 +191,91 @@ internal sealed class ShapeTable
         return 0;
     }
 
-    /// <summary>The hash <see cref="Find"/> takes: keys are folded in one by one, each seeding the next.</summary>
-    public static ulong HashStart => 0x9E3779B97F4A7C15UL;
+    /// <summary>How many shapes are not indexed, because <see cref="MaxShapesPerHash"/> shapes before them hash alike (0 for a trained table).</summary>
+    internal int Unindexed { get; }
+
+    /// <summary>How many key lists <see cref="Find"/> compares at most for <paramref name="hash"/>: the length of its chain.</summary>
+    internal int ChainLength(ulong hash)
+    {
+        int length = 0;
+        if (_byHash.TryGetValue(hash, out int id))
+            for (; id != 0; id = _nextWithHash[id - 1]) length++;
+        return length;
+    }
+
+    /// <summary>How many key lists <see cref="Parse(ReadOnlySpan{byte}, int)"/> compared to find duplicates (near n log n; for tests).</summary>
+    internal long DuplicateCheckComparisons { get; private init; }
+
+    /// <summary>The hash of no keys: <see cref="HashKey"/> folds keys into it one by one, each seeding the next.</summary>
+    public ulong HashStart => _hashStart;
 
     /// <summary>Folds one more key into a key list's hash.</summary>
     /// <remarks>
-    /// A lookup hash only (never stored: a table computes it again when loaded), and <see cref="Find"/> compares the keys
-    /// of whatever it finds, so it is built for speed on short keys: every 8-byte word of the key (the last one
-    /// overlapping), multiplied and rotated in.
+    /// A lookup hash only (never stored: a table computes it again when loaded), keyed by a secret of this instance
+    /// (<see cref="ShapeHashKey"/>) so that key lists that hash alike cannot be computed from the table's bytes, and
+    /// <see cref="Find"/> compares the keys of whatever it finds. Built for speed on short keys: every 8-byte word of
+    /// the key (the last one overlapping) goes through a folded multiply (the 128-bit product's halves XORed) by the
+    /// secret multiplier, the last one by a multiplier that also depends on the key's length. (The fold it replaces, a
+    /// fixed start and a multiply-rotate, was a bijection at each step: the last key of a list could be solved for any
+    /// hash wanted, and a record of 10,922 lists on one hash took 2.3 s to parse.)
     /// </remarks>
-    public static ulong HashKey(ulong hash, ReadOnlySpan<byte> key)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ulong HashKey(ulong hash, ReadOnlySpan<byte> key)
     {
-        const ulong Multiplier = 0x9FB21C651E98DF25UL;
+        ulong multiplier = _hashMultiplier;
         int length = key.Length;
+        ulong word;
         if (length >= 8)
         {
-            int at = 0;
-            for (; at + 8 < length; at += 8)
-                hash = BitOperations.RotateLeft((hash ^ BinaryPrimitives.ReadUInt64LittleEndian(key[at..])) * Multiplier, 29);
-            hash = BitOperations.RotateLeft((hash ^ BinaryPrimitives.ReadUInt64LittleEndian(key[(length - 8)..])) * Multiplier, 29);
+            for (int at = 0; at + 8 < length; at += 8)
+                hash = FoldedMultiply(hash ^ BinaryPrimitives.ReadUInt64LittleEndian(key[at..]), multiplier);
+            word = BinaryPrimitives.ReadUInt64LittleEndian(key[(length - 8)..]);
         }
         else if (length >= 4)
         {
-            ulong word = BinaryPrimitives.ReadUInt32LittleEndian(key) | ((ulong)BinaryPrimitives.ReadUInt32LittleEndian(key[(length - 4)..]) << 32);
-            hash = BitOperations.RotateLeft((hash ^ word) * Multiplier, 29);
+            word = BinaryPrimitives.ReadUInt32LittleEndian(key) | ((ulong)BinaryPrimitives.ReadUInt32LittleEndian(key[(length - 4)..]) << 32);
         }
-        else if (length > 0)
+        else
         {
-            ulong word = key[0] | ((ulong)key[length >> 1] << 8) | ((ulong)key[length - 1] << 16);
-            hash = BitOperations.RotateLeft((hash ^ word) * Multiplier, 29);
+            word = length == 0 ? 0 : key[0] | ((ulong)key[length >> 1] << 8) | ((ulong)key[length - 1] << 16);
         }
-        return (hash ^ (ulong)length) * Multiplier;
+        return FoldedMultiply(hash ^ word, multiplier * (2 * (ulong)length + 1));
+    }
+
+    /// <summary>The hash of <paramref name="keys"/> (spans of <paramref name="source"/>) as <see cref="Find"/> takes it.</summary>
+    public ulong Hash(ReadOnlySpan<byte> source, ReadOnlySpan<KeySpan> keys)
+    {
+        ulong hash = _hashStart;
+        foreach (KeySpan key in keys) hash = HashKey(hash, source.Slice(key.Start, key.Length));
+        return hash;
+    }
+
+    private static ulong FoldedMultiply(ulong a, ulong b)
+    {
+        ulong high = Math.BigMul(a, b, out ulong low);
+        return high ^ low;
     }
 
     private ulong HashOf(int id)
     {
-        ulong hash = HashStart;
+        ulong hash = _hashStart;
         for (int i = 0; i < KeyCount(id); i++) hash = HashKey(hash, Key(id, i));
         return hash;
     }
 
-    /// <summary>Creates a table from key lists, in the order given (the first gets id 1). Keys are checked as <see cref="Parse"/> checks them.</summary>
+    /// <summary>Creates a table from key lists, in the order given (the first gets id 1). Keys are checked as <see cref="Parse(ReadOnlySpan{byte}, int)"/> checks them.</summary>
     /// <exception cref="ArgumentException">A key list breaks a limit or a rule of <paramref name="kind"/>, or appears twice.</exception>
-    public static ShapeTable Create(DocumentKind kind, IReadOnlyList<IReadOnlyList<byte[]>> shapes)
+    public static ShapeTable Create(DocumentKind kind, IReadOnlyList<IReadOnlyList<byte[]>> shapes) =>
+        Create(kind, shapes, ShapeHashKey.Random());
+
+    /// <summary><see cref="Create(DocumentKind, IReadOnlyList{IReadOnlyList{byte[]}})"/> with the lookup hash keyed by <paramref name="hashKey"/> (tests).</summary>
+    internal static ShapeTable Create(DocumentKind kind, IReadOnlyList<IReadOnlyList<byte[]>> shapes, ShapeHashKey hashKey)
     {
         ArgumentNullException.ThrowIfNull(shapes);
         byte[] serialized = Serialize(kind, shapes);
         try
         {
-            return Parse(serialized, int.MaxValue);
+            return Parse(serialized, int.MaxValue, hashKey);
         }
         catch (InvalidDataException ex)
         {
@@ -247,10 +329,15 @@ internal sealed class ShapeTable
 
     /// <summary>
     /// Reads a serialized table, checking everything: size limit, magic, version, kind, flags, checksum, counts, key
-    /// reserved byte, rules of the kind, no duplicate key lists, no bytes after the end.
+    /// reserved byte, rules of the kind, no duplicate key lists, no bytes after the end. Near-linear in the bytes
+    /// whatever they hold (see the type).
     /// </summary>
     /// <exception cref="InvalidDataException">The bytes are not a valid shape table; the message says what is wrong.</exception>
-    public static ShapeTable Parse(ReadOnlySpan<byte> bytes, int maxLength = DefaultMaxSerializedLength)
+    public static ShapeTable Parse(ReadOnlySpan<byte> bytes, int maxLength = DefaultMaxSerializedLength) =>
+        Parse(bytes, maxLength, ShapeHashKey.Random());
+
+    /// <summary><see cref="Parse(ReadOnlySpan{byte}, int)"/> with the lookup hash keyed by <paramref name="hashKey"/> (tests).</summary>
+    internal static ShapeTable Parse(ReadOnlySpan<byte> bytes, int maxLength, ShapeHashKey hashKey)
     {
         if (bytes.Length > maxLength) StructureThrow.Corrupt($"Shape table has {bytes.Length} bytes; the limit is {maxLength}.");
         if (bytes.Length < HeaderLength + 1 + ChecksumLength) StructureThrow.Corrupt($"Shape table has {bytes.Length} bytes; at least {HeaderLength + 1 + ChecksumLength} are needed.");
@@ -268,16 +355,27 @@ internal sealed class ShapeTable
         int at = HeaderLength;
         // Every shape takes at least a byte (its key count) and every key at least a byte (its length): counts larger
         // than the bytes that remain are lies, refused before anything is sized from them.
-        uint shapeCount = ReadCount(body, ref at, Math.Min(MaxShapes, body.Length - HeaderLength), "shape count");
+        uint shapeCount = ReadCount(body, ref at, int.MaxValue, "shape count");
+        if (shapeCount > MaxShapes) StructureThrow.Corrupt($"Shape table: the shape count is {shapeCount}; the limit is {MaxShapes} (the most shapes training produces).");
+        if (shapeCount > body.Length - at) StructureThrow.Corrupt($"Shape table: the shape count is {shapeCount}; only {body.Length - at} bytes remain.");
         var firstKey = new int[shapeCount + 1];
+        var shapeStarts = new int[shapeCount + 1]; // shape s + 1 is body[shapeStarts[s]..shapeStarts[s + 1]]
         var keyStarts = new List<int>();
         var keyBytes = new List<byte>(body.Length);
         for (int s = 0; s < shapeCount; s++)
         {
-            uint keyCount = ReadCount(body, ref at, Math.Min(MaxKeysPerShape, body.Length - at - 1), $"key count of shape {s + 1}");
+            shapeStarts[s] = at;
+            // A one-byte count is read in place: the message of a refused count is built only for one (building it for
+            // every key cost more than the rest of the parse).
+            int maxKeys = Math.Min(MaxKeysPerShape, body.Length - at - 1);
+            uint keyCount = at < body.Length && body[at] < 0x80 && body[at] <= maxKeys
+                ? body[at++]
+                : ReadCount(body, ref at, maxKeys, $"key count of shape {s + 1}");
             for (int k = 0; k < keyCount; k++)
             {
-                uint keyLength = ReadCount(body, ref at, int.MaxValue, $"length of key {k} of shape {s + 1}");
+                uint keyLength = at < body.Length && body[at] < 0x80
+                    ? body[at++]
+                    : ReadCount(body, ref at, int.MaxValue, $"length of key {k} of shape {s + 1}");
                 if (keyLength > body.Length - at) StructureThrow.Corrupt($"Shape table: key {k} of shape {s + 1} declares {keyLength} bytes; {body.Length - at} remain.");
                 ReadOnlySpan<byte> key = body.Slice(at, (int)keyLength);
                 if (!IsValidKey(kind, key)) StructureThrow.Corrupt($"Shape table: key {k} of shape {s + 1} is not a valid {kind} key ({Describe(key)}).");
@@ -288,31 +386,48 @@ internal sealed class ShapeTable
             firstKey[s + 1] = keyStarts.Count;
         }
         if (at != body.Length) StructureThrow.Corrupt($"Shape table has {body.Length - at} bytes after its last shape.");
+        shapeStarts[shapeCount] = at;
         keyStarts.Add(keyBytes.Count);
 
-        var table = new ShapeTable(kind, [.. keyBytes], [.. keyStarts], firstKey);
-        table.CheckNoDuplicates();
-        return table;
+        long comparisons = CheckNoDuplicates(body.ToArray(), shapeStarts);
+        return new ShapeTable(kind, [.. keyBytes], [.. keyStarts], firstKey, hashKey) { DuplicateCheckComparisons = comparisons };
     }
 
-    private void CheckNoDuplicates()
+    /// <summary>
+    /// Refuses a key list that repeats an earlier one; returns how many pairs of lists it compared. Not by hash (a table
+    /// may be built for its key lists to hash alike, and the index holds only <see cref="MaxShapesPerHash"/> of them):
+    /// a list has exactly one encoding (minimal varints), so equal lists are equal byte runs of the table, and the ids
+    /// are sorted by their runs, bytewise, which makes equal ones neighbours: O(n log n) comparisons (introsort), each a
+    /// vectorized comparison of at most the shorter run.
+    /// </summary>
+    private static long CheckNoDuplicates(byte[] body, int[] shapeStarts)
     {
-        // Every key list must be found as itself: a duplicate would be found under the first id.
-        Span<KeySpan> keys = new KeySpan[_firstKey.Length == 1 ? 0 : MaxKeyCountOfAnyShape()];
-        for (int id = 1; id <= Count; id++)
+        int count = shapeStarts.Length - 1;
+        ReadOnlySpan<byte> Run(int id) => body.AsSpan(shapeStarts[id - 1], shapeStarts[id] - shapeStarts[id - 1]);
+        int[] ids = new int[count];
+        for (int i = 0; i < ids.Length; i++) ids[i] = i + 1;
+        long comparisons = 0;
+        Array.Sort(ids, (x, y) =>
         {
-            int count = KeyCount(id);
-            int first = _firstKey[id - 1];
-            for (int i = 0; i < count; i++) keys[i] = new KeySpan(_keyStarts[first + i], _keyStarts[first + i + 1] - _keyStarts[first + i]);
-            if (Find(_keyBytes, keys[..count], HashOf(id)) != id) StructureThrow.Corrupt($"Shape table: shape {id} repeats the key list of an earlier shape.");
+            comparisons++;
+            int order = Run(x).SequenceCompareTo(Run(y));
+            return order != 0 ? order : x.CompareTo(y);
+        });
+        int repeat = 0, original = 0;
+        for (int i = 1, runStart = 0; i < ids.Length; i++)
+        {
+            comparisons++;
+            if (!Run(ids[runStart]).SequenceEqual(Run(ids[i])))
+            {
+                runStart = i;
+            }
+            else if (repeat == 0 || ids[i] < repeat)
+            {
+                (repeat, original) = (ids[i], ids[runStart]); // equal lists are sorted by id: the run's first is the earliest
+            }
         }
-    }
-
-    private int MaxKeyCountOfAnyShape()
-    {
-        int max = 0;
-        for (int id = 1; id <= Count; id++) max = Math.Max(max, KeyCount(id));
-        return max;
+        if (repeat != 0) StructureThrow.Corrupt($"Shape table: shape {repeat} repeats the key list of shape {original}.");
+        return comparisons;
     }
 
     private static uint ReadCount(ReadOnlySpan<byte> body, ref int at, int max, string what)
@@ -331,6 +446,25 @@ internal sealed class ShapeTable
         kind != DocumentKind.Json ? !key.Contains((byte)0) : JsonText.IsRawStringContent(key);
 
     private static string Describe(ReadOnlySpan<byte> key) => key.Length <= 32 ? Convert.ToHexString(key) : Convert.ToHexString(key[..32]) + "...";
+}
+
+/// <summary>
+/// The secret of one table's lookup hash (<see cref="ShapeTable.HashKey"/>): where it starts and what it multiplies by.
+/// Drawn at random for every table loaded or created, never stored, so that key lists built to hash alike under one
+/// table's hash hash apart under another's.
+/// </summary>
+internal readonly record struct ShapeHashKey(ulong Start, ulong Multiplier)
+{
+    /// <summary>A secret from the cryptographic random generator (the multiplier odd).</summary>
+    public static ShapeHashKey Random()
+    {
+        Span<ulong> words = stackalloc ulong[2];
+        RandomNumberGenerator.Fill(MemoryMarshal.AsBytes(words));
+        return new ShapeHashKey(words[0], words[1] | 1);
+    }
+
+    /// <summary>For tests only: every key list hashes to 0, so every shape of a table shares one hash value.</summary>
+    public static ShapeHashKey Constant => new(0, 0);
 }
 
 /// <summary>A key as a span of the document it was read from.</summary>

@@ -19,9 +19,9 @@ internal sealed class ShapeTableBuilder
     /// <value>2.</value>
     public int MinOccurrences { get; init; } = 2;
 
-    /// <summary>The most shapes the table gets.</summary>
-    /// <value>4,096.</value>
-    public int MaxShapes { get; init; } = 4096;
+    /// <summary>The most shapes the table gets; never more than <see cref="ShapeTable.MaxShapes"/>, what a reader accepts.</summary>
+    /// <value>4,096 (<see cref="ShapeTable.MaxShapes"/>).</value>
+    public int MaxShapes { get; init; } = ShapeTable.MaxShapes;
 
     /// <summary>The most bytes the serialized table may take.</summary>
     /// <value>256 KiB.</value>
@@ -84,7 +84,7 @@ internal sealed class ShapeTableBuilder
             .OrderByDescending(pair => pair.Value)
             .ThenBy(pair => pair.Key, ByteArrayComparer.Instance))
         {
-            if (chosen.Count == MaxShapes) break;
+            if (chosen.Count >= Math.Min(MaxShapes, ShapeTable.MaxShapes)) break;
             if (bytes + keyList.Length > MaxSerializedLength) continue;
             bytes += keyList.Length;
             chosen.Add(Deserialize(keyList));

@@ -138,10 +138,10 @@ public sealed class ShapeTableTests
         KeySpan[] ab = [new(0, 1), new(1, 1)];
         KeySpan[] ba = [new(1, 1), new(0, 1)];
         KeySpan[] ac = [new(0, 1), new(2, 1)];
-        Assert.Equal(1, table.Find(source, ab, PackScratch.HashKeys(source, ab)));
-        Assert.Equal(2, table.Find(source, ba, PackScratch.HashKeys(source, ba)));
-        Assert.Equal(3, table.Find(source, [], PackScratch.HashKeys(source, [])));
-        Assert.Equal(0, table.Find(source, ac, PackScratch.HashKeys(source, ac)));
+        Assert.Equal(1, table.Find(source, ab, table.Hash(source, ab)));
+        Assert.Equal(2, table.Find(source, ba, table.Hash(source, ba)));
+        Assert.Equal(3, table.Find(source, [], table.Hash(source, [])));
+        Assert.Equal(0, table.Find(source, ac, table.Hash(source, ac)));
     }
 
     /// <summary>A serialized table of one shape with its bytes changed by <paramref name="change"/>, then its checksum recomputed.</summary>
