@@ -1,5 +1,6 @@
 using Compression.Couchbase.Internal;
 using Compression.Dictionaries;
+using Compression.Structure;
 using Couchbase.Core.IO.Operations;
 using Couchbase.Core.IO.Serializers;
 using Couchbase.Core.IO.Transcoders;
@@ -60,6 +61,7 @@ public sealed class CompressingTranscoder : ITypeTranscoder
     }
 
     /// <summary>Serializes <paramref name="value"/> to JSON and writes its envelope (or, when not compressing, the JSON).</summary>
+    /// <exception cref="ArgumentException">The JSON nests deeper than 128 levels of objects and arrays (readers refuse that).</exception>
     public void Encode<T>(Stream stream, T value, Flags flags, OpCode opcode)
     {
         ArgumentNullException.ThrowIfNull(stream);
@@ -71,6 +73,9 @@ public sealed class CompressingTranscoder : ITypeTranscoder
         }
         using var json = new PooledBufferStream();
         _inner.Encode(json, value, inner, opcode);
+        // Readers refuse what nests deeper (see Decode): refused here, before anything is written, so nothing is lost.
+        if (!JsonNesting.IsWithinLimit(json.WrittenSpan))
+            throw new ArgumentException($"The document nests deeper than {JsonNesting.MaxDepth} levels of objects and arrays; a compressed collection does not store it (its readers would refuse it).", nameof(value));
         if (stream is System.Buffers.IBufferWriter<byte> writer)
         {
             // The SDK's operation builder is a buffer writer: the envelope goes straight into the request.
@@ -83,7 +88,7 @@ public sealed class CompressingTranscoder : ITypeTranscoder
     }
 
     /// <summary>Decompresses an envelope and deserializes the document, or hands a JSON (legacy) body to the inner transcoder.</summary>
-    /// <exception cref="InvalidDataException">A binary body that is not an envelope, or a corrupt envelope.</exception>
+    /// <exception cref="InvalidDataException">A binary body that is not an envelope, a corrupt envelope, or JSON nested deeper than 128 levels.</exception>
     /// <exception cref="DictionaryNotFoundException">The envelope names a dictionary that is not in memory (load it first).</exception>
     public T? Decode<T>(ReadOnlyMemory<byte> buffer, Flags flags, OpCode opcode)
     {
@@ -96,6 +101,9 @@ public sealed class CompressingTranscoder : ITypeTranscoder
         }
         using var json = new PooledBufferStream(Math.Max(256, buffer.Length * 4));
         Namespace.Decompress(buffer.Span, json);
+        // Before the inner transcoder's deserializer, which recurses once per level: the server never sees inside a body.
+        if (!JsonNesting.IsWithinLimit(json.WrittenSpan))
+            throw new InvalidDataException($"The document nests deeper than {JsonNesting.MaxDepth} levels of objects and arrays (the most a compressed collection writes); it was not read.");
         Flags jsonFlags = flags;
         jsonFlags.DataFormat = DataFormat.Json;
         return _inner.Decode<T>(json.WrittenMemory, jsonFlags, opcode);

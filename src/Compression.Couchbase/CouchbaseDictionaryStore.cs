@@ -83,8 +83,40 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     {
         ArgumentException.ThrowIfNullOrEmpty(@namespace);
         ICouchbaseCollection collection = await _collection(cancellationToken).ConfigureAwait(false);
-        (int version, uint id) = await FindNewestAsync(collection, @namespace, cancellationToken).ConfigureAwait(false);
-        return version == 0 ? null : await ReadVersionRecordAsync(collection, @namespace, version, id, cancellationToken).ConfigureAwait(false);
+        (int version, _) = await FindNewestAsync(collection, @namespace, cancellationToken).ConfigureAwait(false);
+        return await NewestReadableAsync(collection, @namespace, version, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <inheritdoc/>
+    public override async ValueTask<DictionaryRecord?> GetNewestBelowAsync(string @namespace, int version, CancellationToken cancellationToken = default)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(@namespace);
+        ICouchbaseCollection collection = await _collection(cancellationToken).ConfigureAwait(false);
+        (int newest, _) = await FindNewestAsync(collection, @namespace, cancellationToken).ConfigureAwait(false);
+        return await NewestReadableAsync(collection, @namespace, Math.Min(newest, version - 1), cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// The newest version from <paramref name="from"/> down whose record reads: one that does not (a peer's broken or
+    /// hostile record) is reported and skipped, at most <see cref="DictionaryStore.MaxSkippedRecords"/>, then the newest
+    /// one's problem is thrown. Versions are contiguous keys, so a broken one never hides those below it.
+    /// </summary>
+    private async ValueTask<DictionaryRecord?> NewestReadableAsync(ICouchbaseCollection collection, string ns, int from, CancellationToken cancellationToken)
+    {
+        InvalidDataException? newestProblem = null;
+        for (int version = from; version >= 1 && version > from - MaxSkippedRecords - 1; version--)
+        {
+            try
+            {
+                return await ReadVersionAsync(collection, ns, version, cancellationToken).ConfigureAwait(false);
+            }
+            catch (InvalidDataException ex)
+            {
+                newestProblem ??= ex;
+                ReportSkippedRecord(ex.Message);
+            }
+        }
+        return newestProblem is null ? null : throw newestProblem;
     }
 
     /// <inheritdoc/>

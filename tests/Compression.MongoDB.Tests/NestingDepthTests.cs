@@ -91,7 +91,7 @@ public sealed class NestingDepthTests(MongoFixture fixture) : IClassFixture<Mong
         byte[] written = Write(serializer, new DeepHolder { Id = 1, Payload = deepest["payload"].AsBsonDocument });
         Assert.Equal(BsonNesting.MaxDepth - 1, Depth(BsonSerializer.Deserialize<DeepHolder>(written).Payload));
         Assert.ThrowsAny<Exception>(() => Write(serializer, new DeepHolder { Id = 2, Payload = tooDeep["payload"].AsBsonDocument }));
-        Assert.Equal(BsonDefaults.MaxSerializationDepth, BsonNesting.MaxDepth);
+        Assert.Equal(BsonNesting.MaxDepth, BsonDefaults.MaxSerializationDepth);
     }
 
     private static byte[] Document(byte[] elements)

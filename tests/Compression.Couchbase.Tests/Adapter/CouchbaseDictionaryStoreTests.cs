@@ -52,6 +52,28 @@ public sealed class CouchbaseDictionaryStoreTests(ITestOutputHelper output) : IA
     }
 
     [Fact]
+    public async Task A_version_whose_record_does_not_read_is_skipped_and_reported_and_publication_goes_above_it()
+    {
+        // A peer's version key naming a record that is missing: before 2026-11-27 the current version was refused, a new
+        // client never adopted version 1, and every publication failed.
+        Client a = await _target.ConnectAsync();
+        await a.Store.PublishAsync(Record(51, 1));
+        await a.Plain.InsertAsync(a.Store.VersionKey(Ns, 2), Encoding.UTF8.GetBytes("""{"namespace":"travel.inventory.hotels","version":2,"id":4000000001}"""),
+            new InsertOptions().Transcoder(new global::Couchbase.Core.IO.Transcoders.RawJsonTranscoder()));
+
+        Client cold = await _target.ConnectAsync();
+        var skipped = new List<string>();
+        cold.Store.RecordSkipped += skipped.Add;
+        Assert.Equal(51u, (await cold.Store.GetCurrentAsync(Ns))!.Id);
+        Assert.Contains(skipped, m => m.Contains("4000000001", StringComparison.Ordinal));
+        Assert.Equal(51u, (await cold.Store.GetNewestBelowAsync(Ns, 2))!.Id);
+        // Version 2's slot is taken by what does not read: the engine is told so, and publishes as 3.
+        await Assert.ThrowsAsync<InvalidDataException>(() => cold.Store.PublishAsync(Record(52, 2, fill: 3)).AsTask());
+        Assert.Equal(53u, (await cold.Store.PublishAsync(Record(53, 3, fill: 5))).Id);
+        Assert.Equal(53u, (await (await _target.ConnectAsync()).Store.GetCurrentAsync(Ns))!.Id);
+    }
+
+    [Fact]
     public async Task A_shape_table_is_stored_with_its_dictionary_and_read_back_by_a_cold_client()
     {
         Client a = await _target.ConnectAsync();
@@ -103,12 +125,17 @@ public sealed class CouchbaseDictionaryStoreTests(ITestOutputHelper output) : IA
         // A field missing.
         await raw.PutAsync(a.Store.RecordKey(44), moved.Replace("\"level\":3,", "", StringComparison.Ordinal).Replace("\"id\":41", "\"id\":44", StringComparison.Ordinal));
         Assert.Contains("'level'", (await Assert.ThrowsAsync<InvalidDataException>(() => a.Store.GetAsync(44).AsTask())).Message, StringComparison.Ordinal);
-        // A version key that points at a record of another namespace.
+        // A version key that points at the record of another version: refused naming the store; as the current version it
+        // is skipped and reported (since 2026-11-27), and version 1 below it is current.
         await raw.PutAsync(a.Store.VersionKey(Ns, 2), """{"namespace":"travel.inventory.hotels","version":2,"id":41}""");
-        var mismatch = await Assert.ThrowsAsync<InvalidDataException>(() => a.Store.GetCurrentAsync(Ns).AsTask());
-        output.WriteLine(mismatch.Message);
-        Assert.Contains(a.Store.Location, mismatch.Message, StringComparison.Ordinal);
-        Assert.Contains("version 1", mismatch.Message, StringComparison.Ordinal);
+        var skipped = new List<string>();
+        a.Store.RecordSkipped += skipped.Add;
+        Assert.Equal(1, (await a.Store.GetCurrentAsync(Ns))!.Version);
+        string mismatch = Assert.Single(skipped);
+        output.WriteLine(mismatch);
+        Assert.Contains(a.Store.Location, mismatch, StringComparison.Ordinal);
+        Assert.Contains("version 1", mismatch, StringComparison.Ordinal);
+        await Assert.ThrowsAsync<InvalidDataException>(() => a.Store.PublishAsync(Record(45, 2)).AsTask()); // its slot: the record that does not fit
     }
 
     [Fact]
