@@ -143,9 +143,14 @@ internal static class BsonNesting
     /// </summary>
     /// <returns>False when it nests deeper than the limit (nothing recursive has read it).</returns>
     /// <exception cref="InvalidDataException">A nested length, type or terminator is wrong.</exception>
+    /// <remarks>
+    /// Each level below a document takes at least 7 bytes (a type, an empty name's NUL, a length and a terminator), so
+    /// an element too small to reach the limit is not walked: a document of 400 bytes costs one comparison. Only elements
+    /// of about 700 bytes and more are walked, and within them only children large enough to reach it.
+    /// </remarks>
     public static bool IsWithinLimit(ReadOnlySpan<byte> document, RawBsonElement element)
     {
-        if (!IsNesting(element.Type)) return true;
+        if (!IsNesting(element.Type) || CannotPassTheLimit(element, level: 1)) return true;
         Span<int> resume = stackalloc int[MaxDepth];
         Span<int> ends = stackalloc int[MaxDepth];
         int depth = 1;
@@ -156,7 +161,7 @@ internal static class BsonNesting
             if (level.TryNext(out RawBsonElement child))
             {
                 position = child.End;
-                if (!IsNesting(child.Type)) continue;
+                if (!IsNesting(child.Type) || CannotPassTheLimit(child, depth + 1)) continue;
                 if (depth == MaxDepth) return false;
                 resume[depth - 1] = position;
                 ends[depth - 1] = end;
@@ -173,6 +178,9 @@ internal static class BsonNesting
     }
 
     private static bool IsNesting(byte type) => type is 0x03 or 0x04 or 0x0F;
+
+    /// <summary>Whether a nesting element at <paramref name="level"/> is too small to hold anything past the limit (its value's length bounds its document's).</summary>
+    private static bool CannotPassTheLimit(RawBsonElement element, int level) => level + (element.End - element.ValueStart - 5) / 7 <= MaxDepth;
 
     /// <summary>The message of a refused document, after what names it.</summary>
     public const string TooDeep = "nests deeper than 100 levels of embedded documents and arrays (the most MongoDB stores); it was not read";

@@ -80,6 +80,26 @@ public sealed class NestingDepthTests(MongoFixture fixture) : IClassFixture<Mong
         Assert.Contains($"Document _id {levels} in '{Ns}' nests deeper than 100 levels", refused.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData("")]
+    [InlineData("a")]
+    [InlineData("a longer name")]
+    public void IsWithinLimit_TheSmallestDocumentsOfEachDepth_AreJudgedExactly(string childName)
+    {
+        // Elements too small to pass the limit are not walked (each level takes at least 7 bytes): the tightest ones,
+        // with empty names, must still be judged right at the boundary.
+        foreach (byte type in new byte[] { 0x03, 0x04 })
+        {
+            foreach ((int levels, bool within) in new[] { (99, true), (100, true), (101, false), (102, false), (1_000, false) })
+            {
+                byte[] element = DeepBson.PayloadElement(levels, type, childName);
+                var walker = RawBsonWalker.OverElements(element);
+                Assert.True(walker.TryNext(out RawBsonElement payload));
+                Assert.True(BsonNesting.IsWithinLimit(element, payload) == within, $"{levels} levels, names '{childName}', type {type}");
+            }
+        }
+    }
+
     [Fact]
     public void Write_TheDriverRefusesToWriteDeeperThanItReads()
     {

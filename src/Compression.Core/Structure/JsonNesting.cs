@@ -1,5 +1,3 @@
-using System.Buffers;
-
 namespace Compression.Structure;
 
 /// <summary>
@@ -16,47 +14,34 @@ internal static class JsonNesting
     /// </summary>
     public const int MaxDepth = 128;
 
-    private static readonly SearchValues<byte> Structural = SearchValues.Create("{}[]\""u8);
-    private static readonly SearchValues<byte> StringEnd = SearchValues.Create("\"\\"u8);
-
     /// <summary>
     /// Whether <paramref name="json"/> nests at most <see cref="MaxDepth"/> levels. Malformed text is not judged here
     /// (the parser after it refuses it); an unterminated string ends the scan.
     /// </summary>
+    /// <remarks>
+    /// Most documents are settled by a count: depth cannot exceed the number of <c>{</c> and <c>[</c> bytes (two
+    /// vectorized counts). Only a document with more of them than the limit is scanned byte by byte, strings skipped.
+    /// </remarks>
     public static bool IsWithinLimit(ReadOnlySpan<byte> json)
     {
+        if (json.Length <= 2 * MaxDepth || json.Count((byte)'{') + json.Count((byte)'[') <= MaxDepth) return true;
         int depth = 0;
-        while (true)
+        bool inString = false;
+        for (int i = 0; i < json.Length; i++)
         {
-            int at = json.IndexOfAny(Structural);
-            if (at < 0) return true;
-            byte b = json[at];
-            json = json[(at + 1)..];
-            switch (b)
+            byte b = json[i];
+            if (inString)
             {
-                case (byte)'{':
-                case (byte)'[':
-                    if (++depth > MaxDepth) return false;
-                    break;
-                case (byte)'}':
-                case (byte)']':
-                    depth--;
-                    break;
-                default: // a string: to its closing quote, each backslash taking the byte after it
-                    while (true)
-                    {
-                        int end = json.IndexOfAny(StringEnd);
-                        if (end < 0) return true;
-                        if (json[end] == (byte)'"')
-                        {
-                            json = json[(end + 1)..];
-                            break;
-                        }
-                        if (end + 2 > json.Length) return true;
-                        json = json[(end + 2)..];
-                    }
-                    break;
+                if (b == (byte)'\\') i++;
+                else if (b == (byte)'"') inString = false;
             }
+            else if (b == (byte)'"') inString = true;
+            else if (b is (byte)'{' or (byte)'[')
+            {
+                if (++depth > MaxDepth) return false;
+            }
+            else if (b is (byte)'}' or (byte)']') depth--;
         }
+        return true;
     }
 }

@@ -31,6 +31,15 @@ public sealed class JsonNestingTests
         Assert.False(JsonNesting.IsWithinLimit(Nested(JsonNesting.MaxDepth, inner: "\"x\\\\\",[[]]")));
     }
 
+    [Fact]
+    public void IsWithinLimit_ManyOpenersButShallow_IsScannedAndTrue()
+    {
+        // Past the count shortcut (more than 128 openers), so the byte scan decides.
+        string wide = "[" + string.Join(",", Enumerable.Repeat("{\"a\":[1,2]}", 300)) + "]";
+        Assert.True(JsonNesting.IsWithinLimit(Encoding.UTF8.GetBytes(wide)));
+        Assert.False(JsonNesting.IsWithinLimit(Encoding.UTF8.GetBytes(wide[..^1] + "," + Encoding.UTF8.GetString(Nested(JsonNesting.MaxDepth)) + "]")));
+    }
+
     [Theory]
     [InlineData("")]
     [InlineData("\"unterminated [[[[")]

@@ -7,29 +7,31 @@ namespace Compression.Testing.Mongo;
 public static class DeepBson
 {
     /// <summary>
-    /// The elements of a compressed part: <c>payload</c>, a document at level 1 holding <c>a</c> at level 2, and so on
-    /// down to an empty document at level <paramref name="levels"/>. Built without recursion.
+    /// The elements of a compressed part: <c>payload</c>, a document at level 1 holding <paramref name="childName"/> at
+    /// level 2, and so on down to an empty document at level <paramref name="levels"/>. Built without recursion. With an
+    /// empty <paramref name="childName"/> each level takes 7 bytes, the least BSON allows.
     /// </summary>
-    public static byte[] PayloadElement(int levels, byte type = 0x03)
+    public static byte[] PayloadElement(int levels, byte type = 0x03, string childName = "a")
     {
         byte[] name = Encoding.ASCII.GetBytes("payload");
-        int documentLength = 5 + 8 * (levels - 1);
+        byte[] child = Encoding.ASCII.GetBytes(childName);
+        int step = 7 + child.Length;
+        int documentLength = 5 + step * (levels - 1);
         byte[] element = new byte[1 + name.Length + 1 + documentLength];
         element[0] = 0x03;
         name.CopyTo(element, 1);
         int at = 1 + name.Length + 1;
         for (int level = 1; level < levels; level++)
         {
-            int length = documentLength - 8 * (level - 1);
+            int length = documentLength - step * (level - 1);
             BinaryPrimitives.WriteInt32LittleEndian(element.AsSpan(at), length);
             element[at + 4] = level == 1 ? (byte)0x03 : type; // documents, or arrays below the first level
-            element[at + 5] = (byte)'a';
-            element[at + 6] = 0;
+            child.CopyTo(element, at + 5);
+            element[at + 5 + child.Length] = 0;
             element[at + length - 1] = 0;
-            at += 7;
+            at += 6 + child.Length;
         }
         BinaryPrimitives.WriteInt32LittleEndian(element.AsSpan(at), 5);
         return element;
     }
-
 }

@@ -51,10 +51,10 @@ public sealed class IdTypeMigrationTests(MongoFixture fixture, ITestOutputHelper
             $"mongodb://127.0.0.1:{proxy.Port}/?directConnection=true", ns);
 
         var kills = new List<string>();
-        JsonElement summary = await KilledRuns.RunUntilDoneAsync(proxy, kills, new Random(20261127), killCount: 12, maxKillAt: 40, guard.Token,
-            "migrate", "--no-train", "--config", proxied, "--batch-size", "200", "--format", "json", "--no-progress");
+        JsonElement summary = await KilledRuns.RunUntilDoneAsync(proxy, kills, new Random(20261127), maxKillAt: 20, guard.Token,
+            "migrate", "--no-train", "--config", proxied, "--batch-size", "50", "--format", "json", "--no-progress");
         log.WriteLine($"{kills.Count} kills, then a run to the end; killed at: {string.Join(", ", kills)}");
-        Assert.Equal(12, kills.Count);
+        Assert.True(kills.Count >= 8, $"only {kills.Count} kills");
         Assert.Contains(kills, k => k.StartsWith("update", StringComparison.Ordinal));
         Assert.Equal(0, summary.GetProperty("failed").GetInt64());
         Assert.Equal(Count, summary.GetProperty("written").GetInt64() + summary.GetProperty("skipped").GetInt64());
@@ -68,10 +68,10 @@ public sealed class IdTypeMigrationTests(MongoFixture fixture, ITestOutputHelper
 
         // The undo, killed too, then run to the end: every original byte back.
         kills.Clear();
-        summary = await KilledRuns.RunUntilDoneAsync(proxy, kills, new Random(7), killCount: 8, maxKillAt: 40, guard.Token,
-            "migrate", "--decompress", "--config", proxied, "--batch-size", "200", "--format", "json", "--no-progress");
+        summary = await KilledRuns.RunUntilDoneAsync(proxy, kills, new Random(7), maxKillAt: 20, guard.Token,
+            "migrate", "--decompress", "--config", proxied, "--batch-size", "50", "--format", "json", "--no-progress");
         log.WriteLine($"undo: {kills.Count} kills; killed at: {string.Join(", ", kills)}");
-        Assert.Equal(8, kills.Count);
+        Assert.True(kills.Count >= 4, $"only {kills.Count} kills of the undo");
         Assert.Equal(0, summary.GetProperty("failed").GetInt64());
         Dictionary<BsonValue, byte[]> restored = await LiveData.ReadAllAsync(db.Database, "orders");
         Assert.Equal(Count, restored.Count);
@@ -149,55 +149,5 @@ public sealed class IdTypeMigrationTests(MongoFixture fixture, ITestOutputHelper
         };
         var error = await Assert.ThrowsAsync<MongoWriteException>(() => db.Database.GetCollection<BsonDocument>("items").InsertOneAsync(Body(id, 1)));
         Assert.Equal(53, error.WriteError.Code);
-    }
-}
-
-/// <summary>Runs a child <c>docz</c> through a <see cref="KillSwitchProxy"/>, killed at seeded random operation boundaries, then to its end.</summary>
-internal static class KilledRuns
-{
-    /// <summary>
-    /// Starts the child until <paramref name="killCount"/> runs were killed (each armed at a random counted command from 1
-    /// to <paramref name="maxKillAt"/>; a run that ends first is simply started again), then once unarmed, which must exit
-    /// 0. Returns the first namespace's summary of that last run; every kill's place is added to <paramref name="kills"/>.
-    /// </summary>
-    public static async Task<JsonElement> RunUntilDoneAsync(KillSwitchProxy proxy, List<string> kills, Random random, int killCount, int maxKillAt,
-        CancellationToken cancellationToken, params string[] args)
-    {
-        for (int run = 1; ; run++)
-        {
-            bool armed = kills.Count < killCount && run <= 4 * killCount;
-            using ChildDocz child = ChildDocz.Start(args);
-            if (armed) proxy.Arm(random.Next(1, maxKillAt + 1), random.Next(2) == 0, child.Kill);
-            var (exit, output, error) = await child.WaitAsync(cancellationToken);
-            string? killedAt = proxy.KilledAt;
-            proxy.Arm(0, false, null);
-            proxy.DropAll();
-            if (killedAt is not null)
-            {
-                kills.Add(killedAt);
-                continue;
-            }
-            Assert.True(exit == 0, $"run {run}: exit {exit}: {error}{output}");
-            if (armed) continue; // it ended before its kill: start it again, armed
-            return JsonDocument.Parse(output).RootElement.GetProperty("namespaces")[0].Clone();
-        }
-    }
-}
-
-/// <summary>Interrupts a rewrite in process, before its second batch is written (its first batch and checkpoint are kept).</summary>
-internal static class RewriteInterruption
-{
-    public static async Task AtSecondBatchAsync(string config, RewriteMode mode, BsonDocument? filter = null)
-    {
-        var settings = new LiveSettings { ConfigPath = config, BatchSize = 5 };
-        await using LiveSession session = LiveSession.Open(settings);
-        LiveNamespace live = Assert.Single(session.Namespaces);
-        StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
-        int batches = 0;
-        var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = mode, Filter = filter }, settings)
-        {
-            BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
-        };
-        await Assert.ThrowsAsync<IOException>(() => rewriter.RunAsync(CancellationToken.None));
     }
 }

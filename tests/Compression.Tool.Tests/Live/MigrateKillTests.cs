@@ -39,34 +39,14 @@ public sealed class MigrateKillTests(MongoFixture fixture, ITestOutputHelper log
         var train = Docz.Run("train", "--config", direct, "--format", "json");
         Assert.True(train.Exit == 0, train.Error + train.Output);
 
-        var random = new Random(20261124);
         var kills = new List<string>();
-        JsonElement? last = null;
-        for (int run = 1; last is null; run++)
-        {
-            Assert.True(run <= 300, $"migrate did not finish in 300 runs ({kills.Count} kills)");
-            int killAt = random.Next(1, 21);
-            bool afterReply = random.Next(2) == 0;
-            using ChildDocz child = ChildDocz.Start("migrate", "--config", proxied, "--batch-size", "2000", "--format", "json", "--no-progress");
-            proxy.Arm(killAt, afterReply, child.Kill);
-            var (exit, output, error) = await child.WaitAsync(guard.Token);
-            string? killedAt = proxy.KilledAt;
-            proxy.Arm(0, false, null);
-            proxy.DropAll();
-            if (killedAt is not null)
-            {
-                kills.Add(killedAt);
-                continue;
-            }
-            Assert.True(exit == 0, $"run {run}: exit {exit}: {error}{output}");
-            last = JsonDocument.Parse(output).RootElement.Clone();
-        }
+        JsonElement summary = await KilledRuns.RunUntilDoneAsync(proxy, kills, new Random(20261124), maxKillAt: 20, guard.Token,
+            "migrate", "--config", proxied, "--batch-size", "2000", "--format", "json", "--no-progress");
 
         log.WriteLine($"{kills.Count} kills, then a run to the end; killed at: {string.Join(", ", kills)}");
         Assert.True(kills.Count >= 20, $"only {kills.Count} kills");
         Assert.Contains(kills, k => k.StartsWith("update", StringComparison.Ordinal) && k.Contains("reply lost", StringComparison.Ordinal));
         Assert.Contains(kills, k => k.StartsWith("getMore", StringComparison.Ordinal) || k.StartsWith("find", StringComparison.Ordinal));
-        JsonElement summary = last.Value.GetProperty("namespaces")[0];
         Assert.Equal(0, summary.GetProperty("failed").GetInt64());
         Assert.Equal(Count, summary.GetProperty("written").GetInt64() + summary.GetProperty("skipped").GetInt64());
 
