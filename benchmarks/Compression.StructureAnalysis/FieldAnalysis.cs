@@ -17,7 +17,9 @@ namespace Compression.StructureAnalysis;
 /// (-log2 p, an escape symbol taking the training share of values not in the table), and each miss's escape symbol;</item>
 /// <item>range bits: integers that miss, coded as an offset in the field's training range [min, max] (log2 of its width),
 /// when they fall inside it;</item>
-/// <item>left: the bytes of the values no table or range codes (what zstd and its dictionary would still see).</item>
+/// <item>templated strings: strings that miss, whose template (digit runs replaced by slots of their width) was seen at
+/// least twice in training with every slot inside its training range: the template's index and each slot as an offset;</item>
+/// <item>left: the bytes of the values nothing above codes (what zstd and its dictionary would still see).</item>
 /// </list>
 /// Keys and structure are not counted (the shape table already removes them). A measurement of potential: nothing here
 /// is a codec.
@@ -29,8 +31,8 @@ internal static class FieldAnalysis
     public static int Run(IReadOnlyList<string> files)
     {
         var report = new StringBuilder();
-        report.AppendLine("| corpus | held-out docs | value bytes/doc | hits (values) | hits (bytes) | index + escape bits/doc | range-coded ints | left bytes/doc | model bytes/doc (index + range + left) |");
-        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        report.AppendLine("| corpus | held-out docs | value bytes/doc | hits (values) | hits (bytes) | index + escape bits/doc | range-coded ints | templated strings | left bytes/doc | model bytes/doc (bits / 8 + left) |");
+        report.AppendLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         var details = new StringBuilder();
         foreach (string file in files)
         {
@@ -52,9 +54,10 @@ internal static class FieldAnalysis
             }
             long values = fields.Values.Sum(f => f.Values), valueBytes = fields.Values.Sum(f => f.ValueBytes);
             long hits = fields.Values.Sum(f => f.Hits), hitBytes = fields.Values.Sum(f => f.HitBytes);
-            double bits = fields.Values.Sum(f => f.IndexBits + f.RangeBits);
+            double bits = fields.Values.Sum(f => f.IndexBits + f.RangeBits + f.TemplateBits);
+            long templated = fields.Values.Sum(f => f.Templated);
             long ranged = fields.Values.Sum(f => f.Ranged), left = fields.Values.Sum(f => f.LeftBytes);
-            report.AppendLine(CultureInfo.InvariantCulture, $"| {corpus} | {heldOut:N0} | {(double)valueBytes / heldOut:0.0} | {Share(hits, values)} | {Share(hitBytes, valueBytes)} | {fields.Values.Sum(f => f.IndexBits) / heldOut:0.0} | {Share(ranged, values)} of values, {fields.Values.Sum(f => f.RangeBits) / heldOut:0.0} bits/doc | {(double)left / heldOut:0.0} | {(bits / 8 + left) / heldOut:0.0} |");
+            report.AppendLine(CultureInfo.InvariantCulture, $"| {corpus} | {heldOut:N0} | {(double)valueBytes / heldOut:0.0} | {Share(hits, values)} | {Share(hitBytes, valueBytes)} | {fields.Values.Sum(f => f.IndexBits) / heldOut:0.0} | {Share(ranged, values)} of values, {fields.Values.Sum(f => f.RangeBits) / heldOut:0.0} bits/doc | {Share(templated, values)} of values, {fields.Values.Sum(f => f.TemplateBits) / heldOut:0.0} bits/doc | {(double)left / heldOut:0.0} | {(bits / 8 + left) / heldOut:0.0} |");
 
             details.AppendLine(CultureInfo.InvariantCulture, $"\n**{corpus}**: the fields holding the most value bytes (held out)\n");
             details.AppendLine("| field | values/doc | value bytes/doc | table size | hits (values) | index bits/hit | bytes/hit raw | left bytes/doc |");
@@ -104,16 +107,42 @@ internal static class FieldAnalysis
         return leaves;
     }
 
+    /// <summary>
+    /// A string's template: its text with each run of ASCII digits replaced by a slot of that width (so leading zeros come
+    /// back), and the runs as numbers. <c>2001/01/01 00:47</c> is <c>{4}/{2}/{2} {2}:{2}</c> with 2001, 1, 1, 0, 47.
+    /// </summary>
+    private static (string Template, List<long> Slots) Template(string value)
+    {
+        var template = new StringBuilder(value.Length);
+        var slots = new List<long>();
+        for (int i = 0; i < value.Length;)
+        {
+            if (!char.IsAsciiDigit(value[i]))
+            {
+                template.Append(value[i] == '{' ? "{{" : value[i].ToString());
+                i++;
+                continue;
+            }
+            int start = i;
+            while (i < value.Length && char.IsAsciiDigit(value[i]) && i - start < 18) i++;
+            slots.Add(long.Parse(value.AsSpan(start, i - start), CultureInfo.InvariantCulture));
+            template.Append('{').Append(i - start).Append('}');
+        }
+        return (template.ToString(), slots);
+    }
+
     private sealed class Field
     {
         private readonly Dictionary<string, int> _counts = new(StringComparer.Ordinal);
+        private readonly Dictionary<string, (int Count, long[] Min, long[] Max)> _templates = new(StringComparer.Ordinal);
+        private long _stringsTrained;
         private Dictionary<string, int> _table = new(StringComparer.Ordinal);
         private long _trained;
         private long _tableTotal;
         private long _min = long.MaxValue, _max = long.MinValue;
 
-        public long Values, ValueBytes, Hits, HitBytes, Ranged, LeftBytes;
-        public double IndexBits, HitIndexBits, RangeBits;
+        public long Values, ValueBytes, Hits, HitBytes, Ranged, LeftBytes, Templated;
+        public double IndexBits, HitIndexBits, RangeBits, TemplateBits;
 
         public int TableSize => _table.Count;
 
@@ -121,6 +150,21 @@ internal static class FieldAnalysis
         {
             _trained++;
             _counts[value] = _counts.GetValueOrDefault(value) + 1;
+            if (kind == JsonValueKind.String)
+            {
+                _stringsTrained++;
+                (string template, List<long> slots) = Template(value);
+                if (slots.Count > 0)
+                {
+                    if (!_templates.TryGetValue(template, out var t)) t = (0, [.. slots], [.. slots]);
+                    for (int i = 0; i < slots.Count; i++)
+                    {
+                        t.Min[i] = Math.Min(t.Min[i], slots[i]);
+                        t.Max[i] = Math.Max(t.Max[i], slots[i]);
+                    }
+                    _templates[template] = (t.Count + 1, t.Min, t.Max);
+                }
+            }
             if (kind == JsonValueKind.Number && long.TryParse(value, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out long n))
             {
                 _min = Math.Min(_min, n);
@@ -158,6 +202,19 @@ internal static class FieldAnalysis
                 Ranged++;
                 RangeBits += Math.Log2((double)(_max - _min) + 1);
                 return;
+            }
+            if (kind == JsonValueKind.String)
+            {
+                // A template seen at least twice in training, every slot inside its training range: the template's
+                // index (-log2 of its share of the field's strings) and each slot as an offset in its range.
+                (string template, List<long> slots) = Template(value);
+                if (slots.Count > 0 && _templates.TryGetValue(template, out var t) && t.Count >= 2
+                    && slots.Select((v, i) => v >= t.Min[i] && v <= t.Max[i]).All(x => x))
+                {
+                    Templated++;
+                    TemplateBits += -Math.Log2(t.Count / (_stringsTrained + 1.0)) + slots.Select((_, i) => Math.Log2((double)(t.Max[i] - t.Min[i]) + 1)).Sum();
+                    return;
+                }
             }
             LeftBytes += bytes;
         }
