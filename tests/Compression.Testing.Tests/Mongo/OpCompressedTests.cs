@@ -171,6 +171,42 @@ public sealed class OpCompressedTests(ITestOutputHelper output)
         Assert.Contains(expected, Assert.Single(server.Failures));
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public async Task OP_COMPRESSED_with_corrupt_data_closes_the_connection_and_is_recorded(byte compressorId)
+    {
+        await using var server = await MongoLoopbackServer.StartAsync();
+        using var wire = await NegotiatedAsync(server, "snappy", "zlib", "zstd");
+        var message = Compressed(RawWire.OpMsg(2, 0, new BsonDocument { { "ping", 1 }, { "$db", "admin" }, { "pad", new string('x', 200) } }), compressorId);
+        for (int i = 27; i < message.Length; i += 3)
+        {
+            message[i] ^= 0x5A;
+        }
+
+        await wire.SendAsync(message);
+
+        Assert.True(await wire.IsClosedByServerAsync());
+        Assert.Single(server.Failures);
+        Assert.Empty(server.CompressedMessagesReceived);
+    }
+
+    [Fact]
+    public async Task OP_QUERY_handshake_wrapped_in_OP_COMPRESSED_is_answered_with_an_uncompressed_OP_REPLY()
+    {
+        await using var server = await MongoLoopbackServer.StartAsync();
+        using var wire = await NegotiatedAsync(server, "zlib");
+        await wire.SendAsync(Compressed(RawWire.OpQuery(2, "admin.$cmd", new BsonDocument { { "isMaster", 1 }, { "compression", new BsonArray { "zlib" } } }), 2));
+        var (responseTo, opCode, message) = await wire.ReceiveAsync();
+        Assert.Equal((2, 1), (responseTo, opCode));
+        var hello = MongoDB.Bson.Serialization.BsonSerializer.Deserialize<BsonDocument>(message.AsSpan(36).ToArray());
+        Assert.Equal(new BsonArray { "zlib" }, hello["compression"]);
+        Assert.Equal(new Dictionary<string, long> { ["zlib"] = 1 }, server.CompressedMessagesReceived);
+        Assert.Empty(server.CompressedMessagesSent);
+        Assert.Empty(server.Failures);
+    }
+
     [Fact]
     public async Task OP_COMPRESSED_declaring_more_than_maxMessageSizeBytes_is_refused_before_decompressing()
     {

@@ -218,7 +218,15 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
         message.AsSpan(0, 16).CopyTo(original);
         BinaryPrimitives.WriteInt32LittleEndian(original, total);
         BinaryPrimitives.WriteInt32LittleEndian(original.AsSpan(12), originalOpcode);
-        _codec.Decompress(id, message, CompressedHeader, length - CompressedHeader, original.AsSpan(16, uncompressedSize));
+        try
+        {
+            _codec.Decompress(id, message, CompressedHeader, length - CompressedHeader, original.AsSpan(16, uncompressedSize));
+        }
+        catch (Exception e) when (e is not InvalidDataException)
+        {
+            // whatever a codec throws on corrupt input is a protocol violation, recorded like the others
+            throw new InvalidDataException($"OP_COMPRESSED {WireCompressors.Name(id)} data is invalid: {e.GetType().Name}: {e.Message}", e);
+        }
         server.CountCompressedReceived(id);
         return originalOpcode == OpMsg
             ? HandleMessage(original, total, requestId, id)
