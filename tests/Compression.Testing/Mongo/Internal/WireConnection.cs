@@ -166,11 +166,12 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
     private static bool IsDisconnect(Exception e) =>
         e is IOException or SocketException or OperationCanceledException or ObjectDisposedException or EndOfStreamException;
 
-    /// <summary>Commands whose messages are never compressed (the wire compression specification's list): their
-    /// replies go back uncompressed even to a compressed request.</summary>
-    private static readonly HashSet<string> NeverCompressed = new(StringComparer.Ordinal)
+    /// <summary>Commands whose messages are never compressed (the wire compression specification's list; compared
+    /// ignoring case, as some drivers spell them in lower case): their replies go back uncompressed even to a
+    /// compressed request.</summary>
+    private static readonly HashSet<string> NeverCompressed = new(StringComparer.OrdinalIgnoreCase)
     {
-        "hello", "isMaster", "ismaster", "saslStart", "saslContinue", "getnonce", "authenticate", "createUser",
+        "hello", "isMaster", "saslStart", "saslContinue", "getnonce", "authenticate", "createUser",
         "updateUser", "copydbSaslStart", "copydbgetnonce", "copydb",
     };
 
