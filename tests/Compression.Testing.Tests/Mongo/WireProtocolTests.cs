@@ -130,7 +130,7 @@ public sealed class WireProtocolTests
         using (var wire = new RawWire(server.Port))
         {
             var message = RawWire.OpMsg(1, 0, new BsonDocument { { "ping", 1 }, { "$db", "admin" } });
-            BinaryPrimitives.WriteInt32LittleEndian(message.AsSpan(12), 2012); // OP_COMPRESSED, never negotiated
+            BinaryPrimitives.WriteInt32LittleEndian(message.AsSpan(12), 2010); // OP_COMMAND, removed in MongoDB 4.2
             await wire.SendAsync(message);
             Assert.True(await wire.IsClosedByServerAsync());
         }
@@ -144,7 +144,7 @@ public sealed class WireProtocolTests
         }
 
         Assert.Equal(2, server.Failures.Count);
-        Assert.Contains(server.Failures, f => f.Contains("opCode 2012"));
+        Assert.Contains(server.Failures, f => f.Contains("opCode 2010"));
         Assert.Contains(server.Failures, f => f.Contains("section kind 5"));
     }
 

@@ -7,8 +7,8 @@ using MongoDB.Bson;
 namespace Compression.Testing.Mongo;
 
 /// <summary>
-/// A MongoDB wire-protocol server for tests (a test double, not a database): OP_MSG and the OP_QUERY handshake on
-/// 127.0.0.1, the commands <c>MongoDB.Driver</c> sends for CRUD, cursors, indexes and bulk writes, in memory, with
+/// A MongoDB wire-protocol server for tests (a test double, not a database): OP_MSG (plain or in OP_COMPRESSED: snappy,
+/// zlib, zstd) and the OP_QUERY handshake on 127.0.0.1, the commands <c>MongoDB.Driver</c> sends for CRUD, cursors, indexes and bulk writes, in memory, with
 /// real error codes. Anything it does not implement fails loudly, naming it. See <c>README.md</c> beside this file.
 /// </summary>
 public sealed class MongoLoopbackServer : IAsyncDisposable
@@ -20,6 +20,8 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
     private readonly ConcurrentDictionary<int, WireConnection> _connections = new();
     private readonly ConcurrentDictionary<string, long> _commandCounts = new(StringComparer.Ordinal);
     private readonly ConcurrentQueue<string> _failures = new();
+    private readonly ConcurrentDictionary<string, long> _compressedReceived = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, long> _compressedSent = new(StringComparer.Ordinal);
     private readonly SemaphoreSlim _lifecycle = new(1, 1);
     private TcpListener? _listener;
     private CancellationTokenSource? _stopping;
@@ -34,6 +36,21 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
     private MongoLoopbackServer(MongoLoopbackServerOptions options)
     {
         _options = options;
+        var offered = new List<byte>();
+        foreach (string name in options.Compressors)
+        {
+            if (!WireCompressors.TryGetId(name, out byte id))
+            {
+                throw new ArgumentException($"Unknown compressor '{name}' in MongoLoopbackServerOptions.Compressors (snappy, zlib, zstd and noop are known).", nameof(options));
+            }
+
+            if (!offered.Contains(id))
+            {
+                offered.Add(id);
+            }
+        }
+
+        OfferedCompressors = [.. offered];
         _processor = new CommandProcessor(_storage, _cursors, options);
         Port = options.Port;
     }
@@ -65,6 +82,13 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
     /// <summary>Commands received by name (<c>hello</c>, <c>insert</c>, ...; handshakes over OP_QUERY included) since
     /// start or <see cref="ResetCounters"/>.</summary>
     public IReadOnlyDictionary<string, long> CommandCounts => new Dictionary<string, long>(_commandCounts, StringComparer.Ordinal);
+
+    /// <summary>OP_COMPRESSED messages received, by compressor name (<c>snappy</c>, <c>zlib</c>, <c>zstd</c>), since start
+    /// or <see cref="ResetCounters"/>.</summary>
+    public IReadOnlyDictionary<string, long> CompressedMessagesReceived => new Dictionary<string, long>(_compressedReceived, StringComparer.Ordinal);
+
+    /// <summary>OP_COMPRESSED replies sent, by compressor name, since start or <see cref="ResetCounters"/>.</summary>
+    public IReadOnlyDictionary<string, long> CompressedMessagesSent => new Dictionary<string, long>(_compressedSent, StringComparer.Ordinal);
 
     /// <summary>Protocol violations and internal errors seen (each closed its connection or failed its command):
     /// a test can assert this stays empty.</summary>
@@ -182,6 +206,8 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
         Interlocked.Exchange(ref _bytesSent, 0);
         Interlocked.Exchange(ref _connectionsAccepted, 0);
         _commandCounts.Clear();
+        _compressedReceived.Clear();
+        _compressedSent.Clear();
         _concerns.Clear();
     }
 
@@ -213,6 +239,13 @@ public sealed class MongoLoopbackServer : IAsyncDisposable
     internal void CountReceived(int bytes) => Interlocked.Add(ref _bytesReceived, bytes);
 
     internal void CountSent(int bytes) => Interlocked.Add(ref _bytesSent, bytes);
+
+    /// <summary>The compressor ids the handshake offers, in the order of <see cref="MongoLoopbackServerOptions.Compressors"/>.</summary>
+    internal byte[] OfferedCompressors { get; }
+
+    internal void CountCompressedReceived(byte id) => _compressedReceived.AddOrUpdate(WireCompressors.Name(id), 1, (_, n) => n + 1);
+
+    internal void CountCompressedSent(byte id) => _compressedSent.AddOrUpdate(WireCompressors.Name(id), 1, (_, n) => n + 1);
 
     internal void CountCommand(string name) => _commandCounts.AddOrUpdate(name, 1, (_, n) => n + 1);
 

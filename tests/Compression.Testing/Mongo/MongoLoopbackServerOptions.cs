@@ -14,4 +14,11 @@ public sealed class MongoLoopbackServerOptions
     /// <summary>The version <c>buildInfo</c> reports.</summary>
     /// <value>"7.0.0".</value>
     public string ReportedVersion { get; init; } = "7.0.0";
+
+    /// <summary>The OP_COMPRESSED compressors the handshake offers, by their handshake names (<c>snappy</c>,
+    /// <c>zlib</c>, <c>zstd</c>; <c>noop</c> too, for tests). A client's <c>compression</c> list is answered with the
+    /// ones of these it names, in its order. Empty: no compression, no <c>compression</c> field in the handshake reply,
+    /// and any OP_COMPRESSED message refused.</summary>
+    /// <value><c>["snappy", "zlib", "zstd"]</c> (what mongod offers by default).</value>
+    public IReadOnlyList<string> Compressors { get; init; } = ["snappy", "zlib", "zstd"];
 }

@@ -6,14 +6,17 @@ using MongoDB.Bson;
 
 namespace Compression.Testing.Mongo.Internal;
 
-/// <summary>One client connection: reads messages (16-byte header, then OP_MSG or OP_QUERY), runs them, writes the
-/// replies. A protocol violation is recorded in <see cref="MongoLoopbackServer.Failures"/> and closes the connection,
+/// <summary>One client connection: reads messages (16-byte header, then OP_MSG or OP_QUERY, either possibly wrapped
+/// in OP_COMPRESSED), runs them, writes the replies (compressed with the request's compressor when it was compressed,
+/// except handshake and authentication replies). A protocol violation is recorded in <see cref="MongoLoopbackServer.Failures"/> and closes the connection,
 /// as mongod does.</summary>
 internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket socket)
 {
     private const int OpReply = 1;
     private const int OpQuery = 2004;
     private const int OpMsg = 2013;
+    private const int OpCompressed = 2012;
+    private const int CompressedHeader = 25; // 16-byte header, originalOpcode, uncompressedSize, compressorId
     private const uint ChecksumPresent = 1u << 0;
     private const uint MoreToCome = 1u << 1;
     private const uint ExhaustAllowed = 1u << 16;
@@ -33,6 +36,13 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
     private byte[] _incoming = new byte[16 * 1024];
     private MemoryStream _reply = new();
     private Task _run = Task.CompletedTask;
+
+    // OP_COMPRESSED: the compressors negotiated by this connection's handshake (ids, in the client's order), the
+    // decompressed request (its header rebuilt) and the compressed reply, both reused like the buffers above.
+    private readonly WireCodec _codec = new();
+    private byte[] _negotiated = [];
+    private byte[] _decompressed = new byte[16 * 1024];
+    private byte[] _compressedReply = new byte[16 * 1024];
     private int _abortRequested;
 
     public int Id { get; } = id;
@@ -49,6 +59,7 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
             finally
             {
                 linked.Dispose();
+                _codec.Dispose();
                 server.Forget(this);
                 socket.Dispose();
             }
@@ -121,9 +132,10 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
             {
                 reply = opCode switch
                 {
-                    OpMsg => HandleMessage(message, length, requestId),
+                    OpMsg => HandleMessage(message, length, requestId, compressor: null),
                     OpQuery => HandleQuery(message, length, requestId),
-                    _ => throw new InvalidDataException($"opCode {opCode} is not implemented (OP_MSG 2013 and the OP_QUERY 2004 handshake are; OP_COMPRESSED is never negotiated)"),
+                    OpCompressed => HandleCompressed(message, length, requestId),
+                    _ => throw new InvalidDataException($"opCode {opCode} is not implemented (OP_MSG 2013, OP_COMPRESSED 2012 and the OP_QUERY 2004 handshake are)"),
                 };
             }
             catch (Exception e) when (e is InvalidDataException or FormatException or EndOfStreamException or ArgumentOutOfRangeException)
@@ -154,9 +166,140 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
     private static bool IsDisconnect(Exception e) =>
         e is IOException or SocketException or OperationCanceledException or ObjectDisposedException or EndOfStreamException;
 
+    /// <summary>Commands whose messages are never compressed (the wire compression specification's list; compared
+    /// ignoring case, as some drivers spell them in lower case): their replies go back uncompressed even to a
+    /// compressed request.</summary>
+    private static readonly HashSet<string> NeverCompressed = new(StringComparer.OrdinalIgnoreCase)
+    {
+        "hello", "isMaster", "saslStart", "saslContinue", "getnonce", "authenticate", "createUser",
+        "updateUser", "copydbSaslStart", "copydbgetnonce", "copydb",
+    };
+
+    /// <summary>Unwraps an OP_COMPRESSED message: checks its compressor (known and negotiated on this connection) and
+    /// its uncompressedSize (bounded by maxMessageSizeBytes before anything is allocated, then equal to what the data
+    /// decompresses to), rebuilds the original message with its header and runs it.</summary>
+    private ReadOnlyMemory<byte>? HandleCompressed(byte[] message, int length, int requestId)
+    {
+        if (length <= CompressedHeader)
+        {
+            throw new InvalidDataException($"OP_COMPRESSED of {length} bytes has no compressed data after its {CompressedHeader}-byte header");
+        }
+
+        int originalOpcode = BinaryPrimitives.ReadInt32LittleEndian(message.AsSpan(16));
+        int uncompressedSize = BinaryPrimitives.ReadInt32LittleEndian(message.AsSpan(20));
+        byte id = message[24];
+        if (originalOpcode is not (OpMsg or OpQuery))
+        {
+            throw new InvalidDataException($"OP_COMPRESSED wraps opCode {originalOpcode}; only OP_MSG 2013 and OP_QUERY 2004 are implemented");
+        }
+
+        if (uncompressedSize < 5 || uncompressedSize > CommandProcessor.MaxMessageSizeBytes - 16)
+        {
+            throw new InvalidDataException($"OP_COMPRESSED uncompressedSize {uncompressedSize} out of range (5 to {CommandProcessor.MaxMessageSizeBytes - 16}: maxMessageSizeBytes less the header)");
+        }
+
+        if (!WireCompressors.IsKnown(id))
+        {
+            throw new InvalidDataException($"OP_COMPRESSED compressorId {id} is unknown (0 noop, 1 snappy, 2 zlib, 3 zstd)");
+        }
+
+        if (Array.IndexOf(_negotiated, id) < 0)
+        {
+            string negotiated = _negotiated.Length == 0 ? "none" : string.Join(", ", _negotiated.Select(WireCompressors.Name));
+            throw new InvalidDataException($"OP_COMPRESSED with compressor {WireCompressors.Name(id)} ({id}), which this connection's handshake did not negotiate (negotiated: {negotiated})");
+        }
+
+        int total = 16 + uncompressedSize;
+        if (_decompressed.Length < total || _decompressed.Length > MaxKeptBuffer)
+        {
+            _decompressed = new byte[Math.Max(total, Math.Min(2 * _decompressed.Length, MaxKeptBuffer))];
+        }
+
+        byte[] original = _decompressed;
+        message.AsSpan(0, 16).CopyTo(original);
+        BinaryPrimitives.WriteInt32LittleEndian(original, total);
+        BinaryPrimitives.WriteInt32LittleEndian(original.AsSpan(12), originalOpcode);
+        try
+        {
+            _codec.Decompress(id, message, CompressedHeader, length - CompressedHeader, original.AsSpan(16, uncompressedSize));
+        }
+        catch (Exception e) when (e is not InvalidDataException)
+        {
+            // whatever a codec throws on corrupt input is a protocol violation, recorded like the others
+            throw new InvalidDataException($"OP_COMPRESSED {WireCompressors.Name(id)} data is invalid: {e.GetType().Name}: {e.Message}", e);
+        }
+        server.CountCompressedReceived(id);
+        return originalOpcode == OpMsg
+            ? HandleMessage(original, total, requestId, id)
+            : HandleQuery(original, total, requestId); // the handshake: its reply is never compressed
+    }
+
+    /// <summary>Wraps the reply in <paramref name="plain"/> (a whole message) in OP_COMPRESSED with compressor
+    /// <paramref name="id"/>; valid until the next reply.</summary>
+    private ReadOnlyMemory<byte> Compress(ReadOnlyMemory<byte> plain, byte id)
+    {
+        if (_compressedReply.Length > MaxKeptBuffer)
+        {
+            _compressedReply = new byte[16 * 1024];
+        }
+
+        ReadOnlySpan<byte> message = plain.Span;
+        int compressedLength = _codec.Compress(id, message[16..], ref _compressedReply, CompressedHeader);
+        Span<byte> bytes = _compressedReply.AsSpan(0, CompressedHeader + compressedLength);
+        BinaryPrimitives.WriteInt32LittleEndian(bytes, bytes.Length);
+        message.Slice(4, 8).CopyTo(bytes[4..]); // requestID, responseTo
+        BinaryPrimitives.WriteInt32LittleEndian(bytes[12..], OpCompressed);
+        message.Slice(12, 4).CopyTo(bytes[16..]); // originalOpcode
+        BinaryPrimitives.WriteInt32LittleEndian(bytes[20..], message.Length - 16);
+        bytes[24] = id;
+        server.CountCompressedSent(id);
+        return _compressedReply.AsMemory(0, bytes.Length);
+    }
+
+    /// <summary>The handshake's compression negotiation: a <c>compression</c> list in a hello is answered with the
+    /// compressors this server offers that the list names, in the client's order, and those are the ones this
+    /// connection may then use. The first hello that negotiates any sets them for the connection's life; later hellos
+    /// are answered with the same list. No common compressor: no <c>compression</c> field.</summary>
+    private BsonDocument Negotiate(BsonDocument hello, BsonDocument reply)
+    {
+        if (!hello.TryGetValue("compression", out BsonValue value) || reply.GetValue("ok", 0).ToDouble() != 1.0)
+        {
+            return reply;
+        }
+
+        if (value is not BsonArray list || list.Any(v => !v.IsString))
+        {
+            return CommandProcessor.ErrorReply(MongoServerException.TypeMismatch($"hello's compression must be an array of strings, not {value}"));
+        }
+
+        if (_negotiated.Length == 0)
+        {
+            var ids = new List<byte>();
+            foreach (BsonValue name in list)
+            {
+                if (WireCompressors.TryGetId(name.AsString, out byte id) && Array.IndexOf(server.OfferedCompressors, id) >= 0 && !ids.Contains(id))
+                {
+                    ids.Add(id);
+                }
+            }
+
+            _negotiated = [.. ids];
+        }
+
+        if (_negotiated.Length > 0)
+        {
+            int ok = reply.IndexOfName("ok");
+            reply.InsertAt(ok < 0 ? reply.ElementCount : ok, new BsonElement("compression", new BsonArray(_negotiated.Select(WireCompressors.Name))));
+        }
+
+        return reply;
+    }
+
     /// <summary>Runs an OP_MSG held in the first <paramref name="length"/> bytes of <paramref name="message"/>; the reply
-    /// (null when the client asked for none) is valid until the next message of this connection.</summary>
-    private ReadOnlyMemory<byte>? HandleMessage(byte[] message, int length, int requestId)
+    /// (null when the client asked for none) is valid until the next message of this connection. A request that came
+    /// in OP_COMPRESSED with <paramref name="compressor"/> is answered with it (handshake and authentication commands
+    /// excepted).</summary>
+    private ReadOnlyMemory<byte>? HandleMessage(byte[] message, int length, int requestId, byte? compressor)
     {
         uint flags = BinaryPrimitives.ReadUInt32LittleEndian(message.AsSpan(16));
         if ((flags & 0xFFFF & ~(ChecksumPresent | MoreToCome)) != 0)
@@ -231,15 +374,21 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
 
         var command = Bson.Parse(body);
         BsonDocument reply;
+        string name = "";
         if (command.ElementCount == 0)
         {
             reply = CommandProcessor.ErrorReply(MongoServerException.FailedToParse("empty command document"));
         }
         else
         {
-            server.CountCommand(command.GetElement(0).Name);
+            name = command.GetElement(0).Name;
+            server.CountCommand(name);
             server.RecordConcerns(command);
             reply = Execute(new CommandArguments(command, sequences));
+            if (name is "hello" or "isMaster" or "ismaster")
+            {
+                reply = Negotiate(command, reply);
+            }
         }
 
         if ((flags & MoreToCome) != 0)
@@ -247,11 +396,12 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
             return null; // unacknowledged: no reply, errors dropped (as the OP_MSG spec says)
         }
 
-        return BuildMessage(requestId, OpMsg, checksum, w =>
+        var plain = BuildMessage(requestId, OpMsg, checksum, w =>
         {
             w.Write((uint)(checksum ? ChecksumPresent : 0));
             w.Write((byte)0);
         }, reply);
+        return compressor is byte id && !NeverCompressed.Contains(name) ? Compress(plain, id) : plain;
     }
 
     private BsonDocument Execute(CommandArguments args)
@@ -286,7 +436,7 @@ internal sealed class WireConnection(MongoLoopbackServer server, int id, Socket 
         try
         {
             reply = collection.EndsWith(".$cmd", StringComparison.Ordinal) && name is "hello" or "isMaster" or "ismaster"
-                ? server.Processor.Hello(query, Id)
+                ? Negotiate(query, server.Processor.Hello(query, Id))
                 : throw new MongoServerException(352, "UnsupportedOpQueryCommand",
                     $"Unsupported OP_QUERY command: {name} on {collection}. MongoLoopbackServer answers OP_QUERY only for the hello/isMaster handshake; use OP_MSG");
         }
