@@ -1,4 +1,6 @@
 using BenchmarkDotNet.Attributes;
+using MongoDB.Driver.Core.Compression;
+using MongoDB.Driver.Core.Configuration;
 using Compression.Dictionaries;
 using Compression.MongoDB;
 using Compression.Testing.Mongo;
@@ -57,6 +59,14 @@ public class MongoDriverBenchmarks
         Compressed,
     }
 
+    /// <summary>The driver's own wire compression (<c>compressors=</c>), negotiated with the loopback server (OP_COMPRESSED).</summary>
+    public enum WireCompressor
+    {
+        None,
+        Snappy,
+        Zstd,
+    }
+
     public static IEnumerable<string> Corpora() => Benchmarks.Corpus.Selected("movies", "flights");
 
     [ParamsSource(nameof(Corpora))]
@@ -65,6 +75,19 @@ public class MongoDriverBenchmarks
     [Params(Side.Plain, Side.Compressed)]
     public Side Mode { get; set; }
 
+    /// <summary>
+    /// What a user picks instead of (or beside) us: the driver's <c>compressors=snappy</c> or <c>zstd</c> (inserts at
+    /// the driver's zstd level 6, replies at the server's level 3, as mongod). <c>COMPRESSION_BENCH_WIRE</c> (comma
+    /// separated: None, Snappy, Zstd) picks them; all three by default.
+    /// </summary>
+    [ParamsSource(nameof(WireCompressors))]
+    public WireCompressor Wire { get; set; }
+
+    public static IEnumerable<WireCompressor> WireCompressors() =>
+        Environment.GetEnvironmentVariable("COMPRESSION_BENCH_WIRE") is { Length: > 0 } list
+            ? list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(Enum.Parse<WireCompressor>)
+            : [WireCompressor.None, WireCompressor.Snappy, WireCompressor.Zstd];
+
     [GlobalSetup]
     public void Setup() => SetupAsync().GetAwaiter().GetResult();
 
@@ -72,7 +95,14 @@ public class MongoDriverBenchmarks
     {
         var corpus = Benchmarks.Corpus.Load(Corpus);
         _server = await MongoLoopbackServer.StartAsync();
-        _client = new MongoClient(_server.ConnectionString);
+        MongoClientSettings settings = MongoClientSettings.FromConnectionString(_server.ConnectionString);
+        settings.Compressors = Wire switch
+        {
+            WireCompressor.Snappy => [new CompressorConfiguration(CompressorType.Snappy)],
+            WireCompressor.Zstd => [new CompressorConfiguration(CompressorType.ZStandard)],
+            _ => [],
+        };
+        _client = new MongoClient(settings);
         IMongoDatabase database = _client.GetDatabase("bench");
         var measured = corpus.Measured.Take(BatchSize).Select(json => BsonDocument.Parse(System.Text.Encoding.UTF8.GetString(json))).ToList();
         foreach (var d in measured) d.Remove("_id");
@@ -115,12 +145,14 @@ public class MongoDriverBenchmarks
         _server.ResetCounters();
         Write();
         FactsFile.Append(WireKey(nameof(Write)), (_server.BytesReceived + _server.BytesSent) / BatchSize, 0);
-        FactsFile.Append(CaseKey.Of(nameof(Write), (nameof(Corpus), Corpus), (nameof(Mode), Mode)), plainBytes, 0);
+        FactsFile.Append(CaseKey.Of(nameof(Write), (nameof(Corpus), Corpus), (nameof(Mode), Mode), (nameof(Wire), Wire)), plainBytes, 0);
         _server.ResetCounters();
         int read = Read();
         if (read != BatchSize) throw new InvalidOperationException($"Read {read} documents, not {BatchSize}.");
         FactsFile.Append(WireKey(nameof(Read)), (_server.BytesReceived + _server.BytesSent) / BatchSize, 0);
-        FactsFile.Append(CaseKey.Of(nameof(Read), (nameof(Corpus), Corpus), (nameof(Mode), Mode)), plainBytes, 0);
+        FactsFile.Append(CaseKey.Of(nameof(Read), (nameof(Corpus), Corpus), (nameof(Mode), Mode), (nameof(Wire), Wire)), plainBytes, 0);
+        if (Wire != WireCompressor.None && _server.CompressedMessagesSent.Values.Sum() == 0)
+            throw new InvalidOperationException($"compressors={Wire} was asked for, but the server sent nothing compressed.");
 
         // Writes and reads until the process has settled (SteadyState: 10-20 s of batches on this machine); the written
         // documents are deleted after each write, so the server's memory does not grow with the warm-up.
@@ -134,7 +166,7 @@ public class MongoDriverBenchmarks
         });
     }
 
-    private string WireKey(string method) => "wire|" + CaseKey.Of(method, (nameof(Corpus), Corpus), (nameof(Mode), Mode));
+    private string WireKey(string method) => "wire|" + CaseKey.Of(method, (nameof(Corpus), Corpus), (nameof(Mode), Mode), (nameof(Wire), Wire));
 
     [GlobalCleanup]
     public void Cleanup()
