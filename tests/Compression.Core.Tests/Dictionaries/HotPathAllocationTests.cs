@@ -33,17 +33,22 @@ public sealed class HotPathAllocationTests
         }
         await engine.WhenIdleAsync();
 
-        long before = GC.GetAllocatedBytesForCurrentThread();
-        foreach (byte[] d in documents) Assert.True(ns.TryCompress(d, buffer, out _));
-        long compressed = GC.GetAllocatedBytesForCurrentThread();
-        foreach (byte[] e in envelopes) Assert.True(ns.TryDecompress(e, output, out _));
-        long decompressed = GC.GetAllocatedBytesForCurrentThread();
+        // Three measured passes, judged by the least each allocated: an allocation per operation shows in every pass, a
+        // one-off (a shared pool refilled because tests running in parallel emptied it: one 8 KB array was seen in CI
+        // on 2026-11-27, 4 B a document over one pass) does not recur in all three.
+        long compressAllocated = long.MaxValue, decompressAllocated = long.MaxValue;
+        for (int pass = 0; pass < 3; pass++)
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            foreach (byte[] d in documents) Assert.True(ns.TryCompress(d, buffer, out _));
+            long compressed = GC.GetAllocatedBytesForCurrentThread();
+            foreach (byte[] e in envelopes) Assert.True(ns.TryDecompress(e, output, out _));
+            long decompressed = GC.GetAllocatedBytesForCurrentThread();
+            compressAllocated = Math.Min(compressAllocated, compressed - before);
+            decompressAllocated = Math.Min(decompressAllocated, decompressed - compressed);
+        }
 
-        // Any allocation per operation is at least 8 bytes a document. What is allowed is rare: sampling rents pooled
-        // buffers that the shared pool may have to create, and codec contexts are pooled process-wide, so a test running
-        // in parallel can empty a pool and make this thread create a context (about 56 bytes). Packing keeps its buffers
-        // per thread (PackScratch, PackBuffers), so it never takes from a shared pool.
-        Assert.True(compressed - before <= documents.Length * 2, $"compress allocated {(compressed - before) / (double)documents.Length:F2} B per document");
-        Assert.True(decompressed - compressed <= documents.Length / 8, $"decompress allocated {(decompressed - compressed) / (double)documents.Length:F2} B per document");
+        Assert.True(compressAllocated <= documents.Length * 2, $"compress allocated {compressAllocated / (double)documents.Length:F2} B per document (the least of three passes)");
+        Assert.True(decompressAllocated <= documents.Length / 8, $"decompress allocated {decompressAllocated / (double)documents.Length:F2} B per document (the least of three passes)");
     }
 }
