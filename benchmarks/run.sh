@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs the BenchmarkDotNet suites and copies the GitHub-markdown reports to benchmarks/results/.
-#   bash benchmarks/run.sh quick   # short jobs, movies and flights only (well under 20 minutes on 2 cores)
+#   bash benchmarks/run.sh quick   # short jobs, movies and flights only (under 20 minutes on 2 cores until 2026-11-26;
+#                                  # since 2026-11-27 MongoDriverBenchmarks runs each wire setting, about 37 s a case:
+#                                  # COMPRESSION_BENCH_WIRE=None,Zstd keeps it shorter)
 #   bash benchmarks/run.sh full    # default jobs, every corpus the suites know
 # Corpora: ../shared/data beside the repository, or COMPRESSION_CORPUS_DIR.
 set -euo pipefail

@@ -39,7 +39,7 @@ public sealed class MongoDictionaryStore : DictionaryStore
     private const int MaxShapesBytes = 256 * 1024;
 
     /// <summary>What every write asks for: acknowledged by a majority of the replica set, journaled.</summary>
-    private static readonly WriteConcern Durable = new(WriteConcern.WValue.Parse("majority"), journal: true);
+    private static readonly WriteConcern Durable = WriteConcern.WMajority.With(journal: true);
 
     /// <summary>The unique index on <c>{ ns: 1, v: 1 }</c> that makes publication insert-only per version.</summary>
     public const string VersionIndexName = "ns_1_v_1";

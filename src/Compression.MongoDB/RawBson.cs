@@ -183,7 +183,7 @@ internal static class BsonNesting
     private static bool CannotPassTheLimit(RawBsonElement element, int level) => level + (element.End - element.ValueStart - 5) / 7 <= MaxDepth;
 
     /// <summary>The message of a refused document, after what names it.</summary>
-    public const string TooDeep = "nests deeper than 100 levels of embedded documents and arrays (the most MongoDB stores); it was not read";
+    public static readonly string TooDeep = $"nests deeper than {MaxDepth} levels of embedded documents and arrays (the most MongoDB stores); it was not read";
 
     /// <summary>Where the elements of a nested document (or of a scope) start and end, its terminator checked.</summary>
     private static (int Start, int End) Inside(ReadOnlySpan<byte> document, RawBsonElement element)
