@@ -16,6 +16,7 @@ using MongoDB.Bson;
 // Compression.StructureAnalysis hot FILE.jsonl SECONDS compress|decompress|encode   (one operation in a loop, for a profiler)
 // Compression.StructureAnalysis blockframe FILE.jsonl SECONDS           (frame, block and envelope decode side by side)
 // Compression.StructureAnalysis hostile-shapes                          (parse and encode time with shape tables built to collide)
+// Compression.StructureAnalysis fieldcodec FILE.jsonl...                (the field model, codec 8, against codecs 7 and 1 as the engine writes them)
 // Compression.StructureAnalysis fields FILE.jsonl...                    (what a per-field model could code: value tables, ranges; issue #37)
 // For each corpus and input kind: the documents are split into training (F of them, 0.2 by default: a seeded random
 // sample, or the first ones in file order with --split first, as a live collection trains on what was written first)
@@ -30,6 +31,7 @@ if (args.Length == 3 && args[0] == "vectors") return Compression.StructureAnalys
 if (args.Length == 3 && args[0] == "blockframe") return Compression.StructureAnalysis.BlockVsFrame.Run(args[1], double.Parse(args[2], CultureInfo.InvariantCulture));
 if (args.Length == 4 && args[0] == "hot") return Compression.StructureAnalysis.HotLoop.Run(args[1], double.Parse(args[2], CultureInfo.InvariantCulture), args[3]);
 if (args.Length == 1 && args[0] == "hostile-shapes") return Compression.StructureAnalysis.HostileShapes.Run();
+if (args.Length >= 2 && args[0] == "fieldcodec") return Compression.StructureAnalysis.FieldCodec.Run(args[1..]);
 if (args.Length >= 2 && args[0] == "fields") return Compression.StructureAnalysis.FieldAnalysis.Run(args[1..]);
 if (args.Length >= 2 && args[0] == "profile") return Compression.StructureAnalysis.Profile.Run(args[1], args.Length > 2 ? args[2] : "json");
 var options = Options.Parse(args);

@@ -32,4 +32,15 @@ public enum CompressionCodec : byte
     /// reproduce byte for byte. The payload is one raw zstd block, as v2 and v3 zstd.
     /// </summary>
     PackedZstd = 7,
+
+    /// <summary>
+    /// As <see cref="PackedZstd"/>, with the namespace's <em>field model</em> (docs/field-model.md): the packed stream's
+    /// values that the model's per-field tables and ranges hold are coded as symbols of a static rANS stream with the
+    /// frequencies learned in training, and the rest of the stream (structure, escapes, fields without a model) is
+    /// compressed as one raw zstd block with the dictionary, or stored when that is not smaller. Written by the engine,
+    /// never chosen as a setting, when the dictionary's record carries a field model (formats v2 and v3, with a checksum,
+    /// documents of up to 128 KiB); a document the model cannot code falls back to <see cref="Zstd"/> with the same
+    /// dictionary.
+    /// </summary>
+    FieldZstd = 8,
 }

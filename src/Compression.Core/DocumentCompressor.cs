@@ -114,11 +114,16 @@ public sealed class DocumentCompressor
             // does not apply to is written as zstd with the same dictionary. Packed needs format v2 or v3 and the checksum.
             CompressionCodec written = _codec.Id;
             int payloadLength = 0;
-            bool compressed = room > 0 && dictionaryId is not null && Pack && dictionary!.Shapes is not null && _checksum && _format != EnvelopeFormat.V1
-                && PackedZstdCodec.Instance.TryCompress(source, destination.Slice(headerLength, room), _level, dictionary, out payloadLength)
-                && payloadLength <= room;
-            if (compressed) written = CompressionCodec.PackedZstd;
-            else compressed = room > 0 && codec.TryCompress(source, destination.Slice(headerLength, room), _level,
+            bool compressed = false;
+            if (room > 0 && dictionaryId is not null && Pack && dictionary!.Shapes is { } shapes && _checksum && _format != EnvelopeFormat.V1)
+            {
+                // A dictionary with a field model codes the values it knows too (codec 8); without one, codec 7.
+                Codecs.Codec structured = shapes.Fields is null ? PackedZstdCodec.Instance : FieldZstdCodec.Instance;
+                compressed = structured.TryCompress(source, destination.Slice(headerLength, room), _level, dictionary, out payloadLength)
+                    && payloadLength <= room;
+                if (compressed) written = structured.Id;
+            }
+            if (!compressed) compressed = room > 0 && codec.TryCompress(source, destination.Slice(headerLength, room), _level,
                     dictionaryId is null ? null : dictionary, out payloadLength) && payloadLength <= room;
             if (compressed)
             {

@@ -49,7 +49,7 @@ public sealed class DocumentCompressorOptions
     public int MaxUncompressedLength { get; set; } = DefaultMaxUncompressedLength;
 
     /// <summary>The codecs a setting may name: every codec but <see cref="CompressionCodec.PackedZstd"/>, which the engine chooses.</summary>
-    internal static string SettableCodecNames => string.Join(", ", Enum.GetNames<CompressionCodec>().Where(n => n != nameof(CompressionCodec.PackedZstd)));
+    internal static string SettableCodecNames => string.Join(", ", Enum.GetNames<CompressionCodec>().Where(n => n is not (nameof(CompressionCodec.PackedZstd) or nameof(CompressionCodec.FieldZstd))));
 
     /// <summary>The effective level: <see cref="Level"/> or the codec's default.</summary>
     internal int EffectiveLevel => Level ?? Compression.Codecs.Codec.For(Codec).DefaultLevel;

@@ -37,7 +37,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     private const int MaxSmallDocumentBytes = 64 * 1024;
     private readonly Func<CancellationToken, ValueTask<ICouchbaseCollection>> _collection;
     /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
-    private const int MaxShapesBytes = 256 * 1024;
+    private const int MaxShapesBytes = Compression.Structure.ShapeTransform.MaxStoredLength; // a shape table and its field model
     private readonly long _maxRecordBytes;
     private readonly ConcurrentDictionary<string, int> _lastKnown = new(StringComparer.Ordinal);
 

@@ -36,7 +36,7 @@ public sealed class MongoDictionaryStore : DictionaryStore
     public const string CollectionName = "_compression.dictionaries";
 
     /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
-    private const int MaxShapesBytes = 256 * 1024;
+    private const int MaxShapesBytes = 768 * 1024 + 16; // a shape table (256 KiB) and its field model (512 KiB): Core's ShapeTransform.MaxStoredLength
 
     /// <summary>What every write asks for: acknowledged by a majority of the replica set, journaled.</summary>
     private static readonly WriteConcern Durable = WriteConcern.WMajority.With(journal: true);

@@ -203,10 +203,11 @@ public sealed class MongoDictionaryStoreTests(MongoFixture fixture) : IClassFixt
         Assert.Equal(DictionaryRecord.ComputeContentHash(shapes), read.ShapesHash);
         Assert.True((await cold.GetAsync(61))!.Shapes.IsEmpty);
 
-        byte[] huge = new byte[256 * 1024 + 1];
+        // The largest a shape table (256 KiB) and its field model (512 KiB) take together, and one byte more.
+        byte[] huge = new byte[Compression.Structure.ShapeTransform.MaxStoredLength + 1];
         await store.PublishAsync(Record(62, "db.c", 1) with { Shapes = huge, ShapesHash = DictionaryRecord.ComputeContentHash(huge) });
         var ex = await Assert.ThrowsAsync<InvalidDataException>(async () => await cold.GetAsync(62));
-        Assert.Contains("'shapes' has 262145 bytes", ex.Message, StringComparison.Ordinal);
+        Assert.Contains($"'shapes' has {huge.Length} bytes", ex.Message, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -214,11 +215,11 @@ public sealed class MongoDictionaryStoreTests(MongoFixture fixture) : IClassFixt
     {
         await using var db = Server.CreateDatabase("store-size");
         var small = new MongoDictionaryStore(db.Database, maxDictionaryBytes: 4096);
-        // Over what a record of 4 KiB of dictionary and the largest shape table (256 KiB) can take.
-        await new MongoDictionaryStore(db.Database).PublishAsync(Record(50, "db.a", 1, new byte[320 * 1024]));
+        // Over what a record of 4 KiB of dictionary and the largest shape table and field model (768 KiB) can take.
+        await new MongoDictionaryStore(db.Database).PublishAsync(Record(50, "db.a", 1, new byte[800 * 1024]));
 
         var ex = await Assert.ThrowsAsync<InvalidDataException>(async () => await small.GetAsync(50));
-        Assert.Contains($"Dictionary document _id 50 in MongoDB collection {db.Name}._compression.dictionaries has 327", ex.Message, StringComparison.Ordinal);
+        Assert.Contains($"Dictionary document _id 50 in MongoDB collection {db.Name}._compression.dictionaries has 819", ex.Message, StringComparison.Ordinal);
         Assert.Contains("it was not read", ex.Message, StringComparison.Ordinal);
         Assert.Throws<InvalidDataException>(() => small.Get(50));
     }

@@ -61,6 +61,7 @@ internal abstract class Codec
         CompressionCodec.Gzip => ZlibFamilyCodec.Gzip,
         CompressionCodec.Brotli => BrotliCodec.Instance,
         CompressionCodec.PackedZstd => PackedZstdCodec.Instance,
+        CompressionCodec.FieldZstd => FieldZstdCodec.Instance,
         _ => throw new ArgumentOutOfRangeException(nameof(codec), codec, "Unknown codec."),
     };
 

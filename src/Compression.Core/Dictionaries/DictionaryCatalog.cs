@@ -160,7 +160,7 @@ internal sealed class DictionaryCatalog
         {
             // Versions are immutable: the same id with other bytes means the store was changed under us.
             if (!cached.Content.Span.SequenceEqual(record.Content.Span)
-                || (cached.Shapes is null ? !record.Shapes.IsEmpty : !cached.Shapes.Table.Serialize().AsSpan().SequenceEqual(record.Shapes.Span)))
+                || (cached.Shapes is null ? !record.Shapes.IsEmpty : !cached.Shapes.Serialize().AsSpan().SequenceEqual(record.Shapes.Span)))
                 throw new InvalidDataException($"Dictionary record {record.Id} from {_store.Location} now holds other bytes than when it was first read; it was not used.");
             return (record, cached);
         }

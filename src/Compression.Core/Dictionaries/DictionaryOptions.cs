@@ -17,6 +17,17 @@ public sealed class DictionaryOptions
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool PackDocuments { get; set; } = true;
 
+    /// <summary>
+    /// Whether training with <see cref="PackDocuments"/> also learns a <em>field model</em> (docs/field-model.md): per
+    /// field, a table of the values documents repeat and a range for its numbers, with their frequencies, published in
+    /// the dictionary record with the shape table. Values the model holds are then entropy-coded with those frequencies
+    /// (codec 8) instead of being left to zstd. Fields are chosen by measurement on samples held out of the model's own
+    /// training, and only those that make the documents smaller are kept; when none does, the table is published alone
+    /// (codec 7). Readers need a version that knows codec 8: turn this off while older readers remain.
+    /// </summary>
+    /// <value>Defaults to <see langword="true"/>.</value>
+    public bool ModelFields { get; set; } = true;
+
     /// <summary>The largest dictionary trained, in bytes. A smaller one is trained while there are few samples (see <see cref="SampleBytesPerDictionaryByte"/>).</summary>
     /// <value>Defaults to 64 KiB (measured: see docs/dictionary-defaults.md and docs/benchmarks.md, "Issue 18"); the sample caps below keep it small while samples are few.</value>
     public int DictionarySize { get; set; } = 64 * 1024;

@@ -23,7 +23,7 @@ internal static class DictionaryRecordValidator
         ShapeTransform? shapes = null;
         try
         {
-            if (!record.Shapes.IsEmpty) shapes = new ShapeTransform(ShapeTable.Parse(record.Shapes.Span));
+            if (!record.Shapes.IsEmpty) shapes = ShapeTransform.Parse(record.Shapes.Span);
         }
         catch (InvalidDataException ex)
         {
@@ -62,8 +62,8 @@ internal static class DictionaryRecordValidator
         if (record.Content.Length > maxDictionaryBytes) return $"{record.Content.Length} bytes, over MaxDictionaryBytes ({maxDictionaryBytes})";
         if (DictionaryRecord.ComputeContentHash(record.Content.Span) != record.ContentHash)
             return $"the content does not match its hash (0x{record.ContentHash:X16})";
-        if (record.Shapes.Length > ShapeTableBuilder.MaxStoredLength)
-            return $"its shape table has {record.Shapes.Length} bytes, over {ShapeTableBuilder.MaxStoredLength}";
+        if (record.Shapes.Length > ShapeTransform.MaxStoredLength)
+            return $"its shape table has {record.Shapes.Length} bytes, over {ShapeTransform.MaxStoredLength}";
         if (record.Shapes.IsEmpty ? record.ShapesHash != 0 : DictionaryRecord.ComputeContentHash(record.Shapes.Span) != record.ShapesHash)
             return record.Shapes.IsEmpty
                 ? $"its shape table is missing (the record has its hash, 0x{record.ShapesHash:X16})"

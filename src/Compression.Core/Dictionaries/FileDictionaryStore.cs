@@ -41,7 +41,7 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
         _directory = Directory.CreateDirectory(directory).FullName;
         // Base64 takes 4 bytes for every 3, plus the record's other fields.
-        _maxRecordFileBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (Structure.ShapeTableBuilder.MaxStoredLength + 2L) / 3 * 4 + 4096; // base64 of both, and the fields
+        _maxRecordFileBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (Structure.ShapeTransform.MaxStoredLength + 2L) / 3 * 4 + 4096; // base64 of both, and the fields
     }
 
     /// <inheritdoc/>

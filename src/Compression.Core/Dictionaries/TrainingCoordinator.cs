@@ -209,7 +209,7 @@ internal sealed class TrainingCoordinator
             return TrainingOutcome.NotBetter;
         }
 
-        byte[] shapes = candidate.Shapes?.Table.Serialize() ?? [];
+        byte[] shapes = candidate.Shapes?.Serialize() ?? [];
         var record = new DictionaryRecord
         {
             Id = candidate.Id,
@@ -287,19 +287,24 @@ internal sealed class TrainingCoordinator
     /// Learns a shape table from the same training samples and trains its dictionary on the packed samples; keeps it
     /// when its held-out envelopes (through the namespace's own compressor) are at most
     /// <see cref="Structure.StructureTrainer.DefaultThreshold"/> of the plain candidate's, so a table is adopted only
-    /// where it clearly pays for the training and the write-time packing.
+    /// where it clearly pays for the training and the write-time packing. With <see cref="DictionaryOptions.ModelFields"/>,
+    /// the table comes with the field model its training chose (none when no field pays on its check samples), and the
+    /// dictionary is trained on what codec 8 leaves to zstd.
     /// </summary>
     private (ZstdDictionary Candidate, long Bytes) ChooseShapes(NamespaceState state, byte[][] training, byte[][] holdout, int size,
         ZstdDictionary plain, long plainBytes)
     {
-        Structure.StructureModel? model = Structure.StructureTrainer.TryTrain(training, size, plain.Id);
+        Structure.StructureModel? model = Structure.StructureTrainer.TryTrain(training, size, plain.Id, kind: null,
+            fieldModel: state.Settings.Dictionary.ModelFields);
         if (model is null) return (plain, plainBytes);
         long packedBytes = MeasureEnvelopeBytes(state, holdout, model.Dictionary, out int packed);
         bool chosen = packedBytes <= plainBytes * Structure.StructureTrainer.DefaultThreshold;
         if (_logger.IsEnabled(LogLevel.Information))
         {
             Log.ShapesMeasured(_logger, state.Name, model.Table.Count, packedBytes, plainBytes, packed, holdout.Length,
-                chosen ? "the shape table is published with the dictionary" : "not used: under 5% smaller");
+                !chosen ? "not used: under 5% smaller"
+                : model.Transform.Fields is { } fields ? $"the shape table and a field model of {fields.Model.FieldCount} fields are published with the dictionary"
+                : "the shape table is published with the dictionary");
         }
         return chosen ? (model.Dictionary, packedBytes) : (plain, plainBytes);
     }
@@ -320,7 +325,7 @@ internal sealed class TrainingCoordinator
             {
                 state.Compressor.TryCompress(document, buffer, out int written, dictionary);
                 total += written;
-                if ((buffer[1] & DocumentEnvelope.CodecMask) == (int)CompressionCodec.PackedZstd) packed++;
+                if ((buffer[1] & DocumentEnvelope.CodecMask) is (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd) packed++;
             }
             return total;
         }

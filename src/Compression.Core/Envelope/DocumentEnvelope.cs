@@ -39,7 +39,7 @@ public static class DocumentEnvelope
     internal const int VersionShift = 4;
     internal const byte ChecksumFlag = 0x40;
     internal const byte DictionaryFlag = 0x80;
-    internal const int MaxCodecId = (int)CompressionCodec.PackedZstd;
+    internal const int MaxCodecId = (int)CompressionCodec.FieldZstd;
 
     /// <summary>Whether <paramref name="data"/> starts like an envelope (its first byte is <see cref="Magic"/>).</summary>
     public static bool IsEnvelope(ReadOnlySpan<byte> data) => !data.IsEmpty && data[0] == Magic;
@@ -78,7 +78,7 @@ public static class DocumentEnvelope
         bool hasDictionary = (flags & DictionaryFlag) != 0;
 
         if (version > LatestFormatVersion || codecId > MaxCodecId) ThrowUnknownVersionOrCodec(version, codecId);
-        if (codecId == (int)CompressionCodec.PackedZstd && (version == 0 || !hasChecksum || !hasDictionary))
+        if (codecId is (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd && (version == 0 || !hasChecksum || !hasDictionary))
             ThrowBadPackedZstd(version, hasChecksum);
 
         int offset = 2;
@@ -90,7 +90,7 @@ public static class DocumentEnvelope
         uint? dictionaryId = null;
         if (hasDictionary)
         {
-            if (codecId is not ((int)CompressionCodec.Zstd or (int)CompressionCodec.PackedZstd)) ThrowDictionaryOnCodec(codecId);
+            if (codecId is not ((int)CompressionCodec.Zstd or (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd)) ThrowDictionaryOnCodec(codecId);
             if (!Varint.TryRead(data[offset..], out uint id, out read))
                 ThrowHelper.ThrowCorrupt("Envelope truncated or corrupt: bad dictionary-id varint.");
             offset += read;
@@ -127,7 +127,7 @@ public static class DocumentEnvelope
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowUnknownVersionOrCodec(int version, int codecId) => ThrowHelper.ThrowCorrupt(version > LatestFormatVersion
         ? $"Unknown envelope format version {version} (v{version + 1}); this reader knows versions 0 (v1), 1 (v2) and 2 (v3)."
-        : $"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip, packed zstd).");
+        : $"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip, packed zstd, field zstd).");
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowBadPackedZstd(int version, bool hasChecksum) =>

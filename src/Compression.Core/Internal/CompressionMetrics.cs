@@ -57,6 +57,7 @@ internal sealed class CompressionMetrics : IDisposable
         CompressionCodec.Brotli => "brotli",
         CompressionCodec.Gzip => "gzip",
         CompressionCodec.PackedZstd => "packed_zstd",
+        CompressionCodec.FieldZstd => "field_zstd",
         _ => "unknown",
     };
 

@@ -103,7 +103,7 @@ internal sealed class PackScratch
 /// </summary>
 internal static class PackBuffers
 {
-    public enum Slot { Packed, Framed, Verify }
+    public enum Slot { Packed, Framed, Verify, Residual, Joined }
 
     /// <summary>Arrays over this size are not kept for the next document (a packed document is at most 128 KiB + framing).</summary>
     private const int MaxKept = 256 * 1024;
@@ -113,7 +113,7 @@ internal static class PackBuffers
     /// <summary>An array of at least <paramref name="length"/> bytes from <paramref name="slot"/>; give it back with <see cref="Return"/>.</summary>
     public static byte[] Rent(Slot slot, int length)
     {
-        byte[]?[] slots = t_slots ??= new byte[]?[3];
+        byte[]?[] slots = t_slots ??= new byte[]?[5];
         byte[]? buffer = slots[(int)slot];
         slots[(int)slot] = null;
         if (buffer is null || buffer.Length < length) buffer = new byte[Math.Max(length, Math.Min(MaxKept, Math.Max(512, (buffer?.Length ?? 0) * 2)))];

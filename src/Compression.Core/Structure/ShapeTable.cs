@@ -107,6 +107,12 @@ internal sealed class ShapeTable
     /// <summary>How many keys shape <paramref name="id"/> has.</summary>
     public int KeyCount(int id) => _firstKey[id] - _firstKey[id - 1];
 
+    /// <summary>The table-wide index of shape <paramref name="id"/>'s first key: its keys are numbered from it in order (a field model names fields by these numbers).</summary>
+    public int FirstKey(int id) => _firstKey[id - 1];
+
+    /// <summary>How many keys all the shapes hold together.</summary>
+    public int TotalKeys => _firstKey[^1];
+
     /// <summary>Key <paramref name="index"/> of shape <paramref name="id"/>: raw JSON string content, or a BSON name without its NUL.</summary>
     public ReadOnlySpan<byte> Key(int id, int index)
     {

@@ -157,7 +157,7 @@ internal sealed class ShapeTableBuilder
         return keys;
     }
 
-    private sealed class ByteArrayComparer : IEqualityComparer<byte[]>, IComparer<byte[]>
+    internal sealed class ByteArrayComparer : IEqualityComparer<byte[]>, IComparer<byte[]>
     {
         public static readonly ByteArrayComparer Instance = new();
 

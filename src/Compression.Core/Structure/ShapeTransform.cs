@@ -11,13 +11,57 @@ internal sealed class ShapeTransform
 {
     private long _verifyFailures;
 
-    public ShapeTransform(ShapeTable table)
+    public ShapeTransform(ShapeTable table, FieldModel? fields = null)
     {
         ArgumentNullException.ThrowIfNull(table);
         Table = table;
+        if (fields is not null) Fields = new FieldCoder(table, fields);
     }
 
     public ShapeTable Table { get; }
+
+    /// <summary>The field model trained with the table, when there is one: documents are then written as codec 8 (<see cref="CompressionCodec.FieldZstd"/>).</summary>
+    public FieldCoder? Fields { get; }
+
+    /// <summary>The first four bytes of a table stored with its field model: "SMDL" (a table alone starts "SHPT").</summary>
+    public static ReadOnlySpan<byte> ModelMagic => "SMDL"u8;
+
+    private const byte ModelFormatVersion = 1;
+
+    /// <summary>The most bytes a table and its field model may take in a dictionary record.</summary>
+    public const int MaxStoredLength = ShapeTableBuilder.MaxStoredLength + FieldModel.MaxSerializedLength + 16;
+
+    /// <summary>
+    /// What a dictionary record stores: the table's bytes alone (<see cref="ShapeTable.Serialize()"/>), or with a field
+    /// model "SMDL", version 1, the table's length as a varint, the table, then the model (docs/structure.md).
+    /// </summary>
+    public byte[] Serialize()
+    {
+        byte[] table = Table.Serialize();
+        if (Fields is null) return table;
+        byte[] model = Fields.Model.Serialize();
+        byte[] bytes = new byte[5 + Internal.Varint.GetLength((uint)table.Length) + table.Length + model.Length];
+        ModelMagic.CopyTo(bytes);
+        bytes[4] = ModelFormatVersion;
+        int at = 5 + Internal.Varint.Write(bytes.AsSpan(5), (uint)table.Length);
+        table.CopyTo(bytes, at);
+        model.CopyTo(bytes, at + table.Length);
+        return bytes;
+    }
+
+    /// <summary>Reads what <see cref="Serialize"/> wrote, checking both parts.</summary>
+    /// <exception cref="InvalidDataException">The bytes are not a valid table, or table and field model.</exception>
+    public static ShapeTransform Parse(ReadOnlySpan<byte> bytes)
+    {
+        if (bytes.Length > MaxStoredLength) StructureThrow.Corrupt($"Structure model has {bytes.Length} bytes; the limit is {MaxStoredLength}.");
+        if (bytes.Length < 5 || !bytes[..4].SequenceEqual(ModelMagic)) return new ShapeTransform(ShapeTable.Parse(bytes));
+        if (bytes[4] != ModelFormatVersion) StructureThrow.Corrupt($"Structure model format version {bytes[4]} is not supported; this reader knows version {ModelFormatVersion}.");
+        if (!Internal.Varint.TryRead(bytes[5..], out uint tableLength, out int read) || tableLength > (uint)(bytes.Length - 5 - read))
+            StructureThrow.Corrupt("Structure model: the shape table's length is truncated, not minimal, or longer than the bytes.");
+        int at = 5 + read;
+        ShapeTable table = ShapeTable.Parse(bytes.Slice(at, (int)tableLength));
+        return new ShapeTransform(table, FieldModel.Parse(bytes[(at + (int)tableLength)..], table));
+    }
 
     /// <summary>How many encodings were refused because decoding them did not give the document back (should stay 0).</summary>
     public long VerifyFailures => Interlocked.Read(ref _verifyFailures);

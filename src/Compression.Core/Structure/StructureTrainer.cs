@@ -46,7 +46,15 @@ internal static class StructureTrainer
     /// the sample itself where the transform does not apply. Null when the samples are not documents of one kind or
     /// zstd cannot train on them.
     /// </summary>
-    public static StructureModel? TryTrain(IReadOnlyList<byte[]> samples, int dictionarySize, uint id, DocumentKind? kind = null)
+    public static StructureModel? TryTrain(IReadOnlyList<byte[]> samples, int dictionarySize, uint id, DocumentKind? kind = null) =>
+        TryTrain(samples, dictionarySize, id, kind, fieldModel: false);
+
+    /// <summary>
+    /// As <see cref="TryTrain(IReadOnlyList{byte[]}, int, uint, DocumentKind?)"/>; with <paramref name="fieldModel"/>,
+    /// also learns a field model from the samples' packed streams (docs/field-model.md) and trains the dictionary on what
+    /// codec 8 compresses: each sample's residual (the packed stream without the values the model codes).
+    /// </summary>
+    public static StructureModel? TryTrain(IReadOnlyList<byte[]> samples, int dictionarySize, uint id, DocumentKind? kind, bool fieldModel)
     {
         ArgumentNullException.ThrowIfNull(samples);
         kind ??= ShapeTableBuilder.DetectKind(samples);
@@ -59,8 +67,108 @@ internal static class StructureTrainer
         byte[] buffer = new byte[samples.Count == 0 ? 1 : samples.Max(s => s.Length)];
         foreach (byte[] sample in samples)
             training.Add(transform.TryEncode(sample, buffer, out int packed) ? buffer[..packed] : sample);
+        if (fieldModel && TryLearnFields(transform.Table, samples, training, dictionarySize) is { } fields)
+        {
+            transform = new ShapeTransform(transform.Table, fields.Model);
+            for (int i = 0; i < training.Count; i++)
+            {
+                if (ReferenceEquals(training[i], samples[i])) continue; // not packed: compressed as it is
+                var symbols = new RansEncoder();
+                byte[] residual = new byte[training[i].Length];
+                if (fields.TrySplit(training[i], residual, out int length, symbols)) training[i] = residual[..length];
+            }
+        }
         ZstdDictionary? dictionary = ZstdDictionaryTrainer.TryTrain(training, dictionarySize, id, transform);
         return dictionary is null ? null : new StructureModel(transform, dictionary);
+    }
+
+    /// <summary>
+    /// The field model of the packed samples (<paramref name="training"/> holds each sample's packed stream, or the
+    /// sample where it did not pack), its fields chosen by measurement: a model is learned from three quarters of the
+    /// packed samples, and each of its fields in turn is added only when coding it makes the other quarter smaller (the residual's zstd block with a dictionary trained on the first three quarters' packed streams, plus
+    /// the rANS stream). Fields whose values zstd codes better in context (caniuse's runs of support flags) stay with
+    /// zstd. The chosen fields are then learned again from every packed sample. Null when no field pays.
+    /// </summary>
+    private static FieldCoder? TryLearnFields(ShapeTable table, IReadOnlyList<byte[]> samples, IReadOnlyList<byte[]> training, int dictionarySize)
+    {
+        var packed = new List<byte[]>();
+        for (int i = 0; i < training.Count; i++)
+        {
+            if (!ReferenceEquals(training[i], samples[i])) packed.Add(training[i]);
+        }
+        var all = new FieldModelBuilder(table);
+        foreach (byte[] stream in packed) all.Add(stream);
+        List<FieldModel.FieldDefinition> definitions = all.BuildDefinitions();
+        if (definitions.Count == 0) return null;
+
+        var learn = new List<byte[]>();
+        var check = new List<byte[]>();
+        for (int i = 0; i < packed.Count; i++) (i % 4 == 3 ? check : learn).Add(packed[i]);
+        ZstdDictionary? dictionary = check.Count == 0 ? null : ZstdDictionaryTrainer.TryTrain(learn, dictionarySize, 0);
+        if (dictionary is not null)
+        {
+            var partial = new FieldModelBuilder(table);
+            foreach (byte[] stream in learn) partial.Add(stream);
+            // Forward: from no field (the packed stream alone), add each field that makes the check quarter smaller, the
+            // fields that code the most bytes first. (Dropping fields one by one from all of them keeps fields that only
+            // pay together with their neighbours gone: a run of flags zstd codes as one match.)
+            List<FieldModel.FieldDefinition> candidates = [.. partial.BuildDefinitions().OrderByDescending(d => d.Coded).ThenBy(d => d.Key * 2 + (d.Items ? 1 : 0))];
+            // The first field pays the rANS stream's state for all: it is counted as paid, so each field is judged on what
+            // it codes, and the model as a whole is judged against none at the end.
+            var kept = new List<FieldModel.FieldDefinition>();
+            long none = MeasureFields(table, partial, kept, check, dictionary);
+            long best = none + (long)Rans.StateLength * check.Count;
+            foreach (FieldModel.FieldDefinition candidate in candidates)
+            {
+                List<FieldModel.FieldDefinition> with = [.. kept, candidate];
+                with.Sort((x, y) => (x.Key * 2 + (x.Items ? 1 : 0)).CompareTo(y.Key * 2 + (y.Items ? 1 : 0)));
+                long bytes = MeasureFields(table, partial, with, check, dictionary);
+                if (bytes < best) (kept, best) = (with, bytes);
+            }
+            if (best >= none) kept.Clear();
+            var chosen = new HashSet<(int, bool)>(kept.Select(d => (d.Key, d.Items)));
+            definitions = [.. definitions.Where(d => chosen.Contains((d.Key, d.Items)))];
+        }
+        return all.Build(definitions) is { } model ? new FieldCoder(table, model) : null;
+    }
+
+    /// <summary>What codec 8 would write for <paramref name="streams"/> (packed) with a model of <paramref name="definitions"/>: section and rANS bytes.</summary>
+    private static long MeasureFields(ShapeTable table, FieldModelBuilder builder, IReadOnlyList<FieldModel.FieldDefinition> definitions,
+        IReadOnlyList<byte[]> streams, ZstdDictionary dictionary)
+    {
+        long total = 0;
+        FieldModel? model = builder.Build(definitions);
+        if (model is null) return streams.Sum(stream => (long)Section(stream, stream.Length, dictionary));
+        var coder = new FieldCoder(table, model);
+        var symbols = new RansEncoder();
+        int max = streams.Max(stream => stream.Length);
+        byte[] residual = new byte[max];
+        foreach (byte[] stream in streams)
+        {
+            symbols.Reset();
+            if (!coder.TrySplit(stream, residual, out int length, symbols))
+            {
+                total += stream.Length;
+                continue;
+            }
+            total += Section(residual, length, dictionary) + symbols.Encode().Length;
+        }
+        return total;
+    }
+
+    private static int Section(byte[] residual, int length, ZstdDictionary dictionary)
+    {
+        if (length == 0) return 1;
+        byte[] block = ArrayPool<byte>.Shared.Rent(length + 64);
+        try
+        {
+            bool zstd = ZstdBlockCodec.Instance.TryCompress(residual.AsSpan(0, length), block, 3, dictionary, out int written) && written < length;
+            return 1 + (zstd ? written : length);
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(block);
+        }
     }
 
     /// <summary>Frame bytes of <paramref name="documents"/> with the plain dictionary and with <paramref name="model"/>.</summary>

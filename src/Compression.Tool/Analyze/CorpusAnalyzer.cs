@@ -172,7 +172,7 @@ internal static class CorpusAnalyzer
         else
         {
             Step("learning shapes and training a dictionary on the packed documents");
-            model = dictionarySize >= ZstdDictionary.MinimumSize ? StructureTrainer.TryTrain(train, dictionarySize, 2) : null;
+            model = dictionarySize >= ZstdDictionary.MinimumSize ? StructureTrainer.TryTrain(train, dictionarySize, 2, kind: null, fieldModel: true) : null;
             if (model is not null)
             {
                 foreach (int level in dictionaryLevels)

@@ -55,7 +55,8 @@ public sealed class CorruptInterleavedTests(ITestOutputHelper output)
             Add($"gzip-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Gzip, Format = f }), null, CompressionCodec.Gzip);
             Add($"brotli-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Brotli, Format = f }), null, CompressionCodec.Brotli);
             if (f != EnvelopeFormat.V1)
-                Add($"packed-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Zstd, Format = f }), dict, CompressionCodec.PackedZstd);
+                Add($"packed-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Zstd, Format = f }), dict,
+                    dict.Shapes?.Fields is null ? CompressionCodec.PackedZstd : CompressionCodec.FieldZstd); // the engine's dictionary: a field model where one pays
         }
         return cases;
     }

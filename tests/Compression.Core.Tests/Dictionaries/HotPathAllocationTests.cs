@@ -21,8 +21,8 @@ public sealed class HotPathAllocationTests
         await engine.WhenIdleAsync();
         Assert.Equal(dictionaries, ns.CurrentDictionary is not null);
         byte[][] envelopes = [.. documents.Select(d => ns.Compress(d))];
-        // With dictionaries, the documents are packed (codec 7): the packing's per-thread buffers are measured too.
-        int packed = envelopes.Count(e => (e[1] & DocumentEnvelope.CodecMask) == (int)CompressionCodec.PackedZstd);
+        // With dictionaries, the documents are packed (codec 7, or 8 with the field model): their per-thread buffers are measured too.
+        int packed = envelopes.Count(e => (e[1] & DocumentEnvelope.CodecMask) is (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd);
         Assert.Equal(dictionaries, packed > documents.Length / 2);
         var buffer = new byte[64 * 1024];
         var output = new byte[64 * 1024];

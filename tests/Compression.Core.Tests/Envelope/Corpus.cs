@@ -8,7 +8,7 @@ namespace Compression.Core.Tests.Envelope;
 internal static class Corpus
 {
     /// <summary>Every codec a setting can name (packed zstd is chosen by the engine, and tested in PackedEnvelopeTests).</summary>
-    public static readonly CompressionCodec[] AllCodecs = [.. Enum.GetValues<CompressionCodec>().Where(c => c != CompressionCodec.PackedZstd)];
+    public static readonly CompressionCodec[] AllCodecs = [.. Enum.GetValues<CompressionCodec>().Where(c => c is not (CompressionCodec.PackedZstd or CompressionCodec.FieldZstd))];
 
     /// <summary>The id of <see cref="Dictionary"/>.</summary>
     public const uint DictionaryId = 4242;

@@ -160,7 +160,7 @@ public sealed class EnvelopeCorruptionTests
     }
 
     [Theory]
-    [InlineData(8)] // 7 is packed zstd (PackedEnvelopeTests.ReadHeader_PackedZstdOutsideItsRules_IsCorrupt)
+    [InlineData(9)] // 7 is packed zstd (PackedEnvelopeTests.ReadHeader_PackedZstdOutsideItsRules_IsCorrupt), 8 field zstd (FieldModelTests)
     [InlineData(9)]
     [InlineData(10)]
     [InlineData(11)]

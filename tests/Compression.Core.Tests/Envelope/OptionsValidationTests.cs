@@ -47,7 +47,7 @@ public sealed class OptionsValidationTests
     }
 
     [Theory]
-    [InlineData(8)] // 7 is PackedZstd, refused as a setting (ShapeTableEngineTests)
+    [InlineData(9)] // 7 and 8 (PackedZstd, FieldZstd) are refused as settings (ShapeTableEngineTests)
     [InlineData(15)]
     [InlineData(255)]
     public void Validate_UndefinedCodecValue_IsReported(int value)

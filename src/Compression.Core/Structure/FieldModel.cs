@@ -1,0 +1,361 @@
+using System.Buffers;
+using System.Buffers.Binary;
+using System.IO.Hashing;
+using System.Numerics;
+using System.Runtime.CompilerServices;
+using System.Security.Cryptography;
+using Compression.Internal;
+
+namespace Compression.Structure;
+
+/// <summary>
+/// What a namespace's documents share value by value (issue #37, docs/field-model.md): for some fields of a shape
+/// table, a table of the values that repeat across documents and an integer range, each with the frequencies learned
+/// in training. A field is a key of the shape table (table-wide key index, <see cref="ShapeTable.FirstKey"/>), either
+/// its value or the items of an array it holds. <see cref="FieldCoder"/> codes a packed stream's values at these fields
+/// as symbols of a static rANS stream (a table index, or an offset in the range) and leaves everything else, escapes
+/// included, in the packed stream for zstd. Learned by <see cref="FieldModelBuilder"/>, serialized deterministically
+/// beside the shape table, and parsed with every field checked: a model read from a store is untrusted.
+/// </summary>
+internal sealed class FieldModel
+{
+    /// <summary>The first four bytes of a serialized model: "FLDM".</summary>
+    public static ReadOnlySpan<byte> Magic => "FLDM"u8;
+
+    public const byte FormatVersion = 1;
+
+    /// <summary>Every field's frequencies add up to 2^ScaleBits.</summary>
+    public const int ScaleBits = 12;
+
+    public const int ScaleTotal = 1 << ScaleBits;
+
+    /// <summary>The most fields a model holds.</summary>
+    public const int MaxFields = 2048;
+
+    /// <summary>The most values one field's table holds.</summary>
+    public const int MaxValuesPerField = 1024;
+
+    /// <summary>The most values all tables hold together.</summary>
+    public const int MaxValues = 65_536;
+
+    /// <summary>The longest value a table holds (its packed token: tag and payload).</summary>
+    public const int MaxValueLength = 96;
+
+    /// <summary>The widest range, in bits.</summary>
+    public const int MaxRangeBits = 48;
+
+    /// <summary>The most bytes a serialized model may take.</summary>
+    public const int MaxSerializedLength = 512 * 1024;
+
+    private const int HeaderLength = 7; // magic, version, two reserved bytes
+    private const int ChecksumLength = 4;
+
+    private readonly Field[] _fields;
+    private readonly int[] _fieldOf;     // key index * 2 + (items ? 1 : 0) -> field index, or -1
+    private readonly byte[] _values;     // every table's values, field by field
+    private readonly int[] _valueStarts; // value v (model-wide) is _values[_valueStarts[v].._valueStarts[v + 1]]
+    private readonly int[] _buckets;     // open addressing: model-wide value index + 1, 0 empty
+    private readonly ulong _seed;
+
+    private FieldModel(Field[] fields, int totalKeys, byte[] values, int[] valueStarts)
+    {
+        _fields = fields;
+        _values = values;
+        _valueStarts = valueStarts;
+        _fieldOf = new int[totalKeys * 2];
+        Array.Fill(_fieldOf, -1);
+        for (int f = 0; f < fields.Length; f++) _fieldOf[fields[f].Key * 2 + (fields[f].Items ? 1 : 0)] = f;
+        int valueCount = valueStarts.Length - 1;
+        _buckets = new int[Math.Max(16, (int)BitOperations.RoundUpToPowerOf2((uint)Math.Max(1, valueCount * 2)))];
+        _seed = BinaryPrimitives.ReadUInt64LittleEndian(RandomNumberGenerator.GetBytes(8));
+        for (int f = 0; f < fields.Length; f++)
+        {
+            Field field = fields[f];
+            for (int i = 0; i < field.ValueCount; i++)
+            {
+                int v = field.FirstValue + i;
+                if (Find(f, Value(v)) >= 0) StructureThrow.Corrupt($"Field model: field {f} lists the value {Convert.ToHexString(Value(v))} twice.");
+                int b = Bucket(f, Value(v));
+                while (_buckets[b] != 0) b = (b + 1) & (_buckets.Length - 1);
+                _buckets[b] = v + 1;
+            }
+        }
+    }
+
+    /// <summary>One field: its table (a run of the model-wide values), its range, and the cumulative frequencies of its symbols.</summary>
+    internal sealed class Field
+    {
+        public required int Key { get; init; }
+        public required bool Items { get; init; }
+        public required int FirstValue { get; init; }
+        public required int ValueCount { get; init; }
+
+        /// <summary>The numeric tag the range codes (<see cref="PackedTag.Integer"/>, Int64, DateTime or a Decimal), 0 when there is no range.</summary>
+        public required byte RangeTag { get; init; }
+
+        /// <summary>What the range counts from: a value v is coded as u = v - RangeMin.</summary>
+        public required long RangeMin { get; init; }
+
+        /// <summary>The longest u in bits: u is coded as its bit length (a symbol, 0 to RangeBits) and the bits below its top bit.</summary>
+        public required int RangeBits { get; init; }
+
+        /// <summary>The range's symbols: one per bit length of u, 0 to <see cref="RangeBits"/>; 0 when there is no range.</summary>
+        public int BucketCount => RangeTag == 0 ? 0 : RangeBits + 1;
+
+        /// <summary>Symbols: the table's values, then the range's bit lengths (when there is one), then the escape. Length: symbols + 1; last is <see cref="ScaleTotal"/>.</summary>
+        public required ushort[] Cumulative { get; init; }
+
+        /// <summary>The symbol of bit length 0 (the range's first).</summary>
+        public int RangeSymbol => ValueCount;
+        public int EscapeSymbol => Cumulative.Length - 2;
+        public int SymbolCount => Cumulative.Length - 1;
+        public int Frequency(int symbol) => Cumulative[symbol + 1] - Cumulative[symbol];
+    }
+
+    public int FieldCount => _fields.Length;
+
+    public Field this[int field] => _fields[field];
+
+    /// <summary>The field of key <paramref name="key"/> (its value, or its array's items), or -1 when the model has none.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public int FieldOf(int key, bool items)
+    {
+        int i = key * 2 + (items ? 1 : 0);
+        return (uint)i < (uint)_fieldOf.Length ? _fieldOf[i] : -1;
+    }
+
+    public ReadOnlySpan<byte> Value(int modelWideIndex) => _values.AsSpan(_valueStarts[modelWideIndex], _valueStarts[modelWideIndex + 1] - _valueStarts[modelWideIndex]);
+
+    /// <summary>The index of <paramref name="token"/> in field <paramref name="field"/>'s table, or -1.</summary>
+    public int Find(int field, ReadOnlySpan<byte> token)
+    {
+        if (token.Length > MaxValueLength) return -1;
+        Field f = _fields[field];
+        int mask = _buckets.Length - 1;
+        for (int b = Bucket(field, token); ; b = (b + 1) & mask)
+        {
+            int entry = _buckets[b] - 1;
+            if (entry < 0) return -1;
+            if (entry >= f.FirstValue && entry < f.FirstValue + f.ValueCount && Value(entry).SequenceEqual(token)) return entry - f.FirstValue;
+        }
+    }
+
+    private int Bucket(int field, ReadOnlySpan<byte> token) =>
+        (int)((XxHash3.HashToUInt64(token, (long)_seed) ^ ((ulong)field * 0x9E3779B97F4A7C15UL)) * 0xD6E8FEB86659FD93UL >> 40) & (_buckets.Length - 1);
+
+    /// <summary>Builds a model from per-field tables and frequencies (training); checks it as <see cref="Parse"/> does.</summary>
+    internal static FieldModel Create(ShapeTable table, IReadOnlyList<FieldDefinition> fields)
+    {
+        byte[] bytes = Serialize(fields);
+        return Parse(bytes, table);
+    }
+
+    /// <summary>One field as training defines it: the values of its table, the range, and the raw counts of every symbol (normalized on serialization).</summary>
+    internal sealed record FieldDefinition(int Key, bool Items, IReadOnlyList<byte[]> Values, byte RangeTag, long RangeMin, int RangeBits, IReadOnlyList<long> Counts)
+    {
+        /// <summary>The sample bytes the table and range code (an order for choosing fields; not serialized).</summary>
+        public long Coded { get; init; }
+    }
+
+    private byte[] Serialized { get; init; } = [];
+
+    /// <summary>The model's bytes: deterministic for the same definitions.</summary>
+    public byte[] Serialize() => Serialized.ToArray();
+
+    private static byte[] Serialize(IReadOnlyList<FieldDefinition> fields)
+    {
+        var buffer = new System.Buffers.ArrayBufferWriter<byte>(1024);
+        buffer.Write(Magic);
+        buffer.Write<byte>([FormatVersion, 0, 0]);
+        WriteVarint(buffer, (ulong)fields.Count);
+        foreach (FieldDefinition f in fields)
+        {
+            WriteVarint(buffer, ((ulong)f.Key << 1) | (f.Items ? 1UL : 0));
+            WriteVarint(buffer, (ulong)f.Values.Count);
+            foreach (byte[] v in f.Values)
+            {
+                WriteVarint(buffer, (ulong)v.Length);
+                buffer.Write(v);
+            }
+            buffer.Write<byte>([f.RangeTag]);
+            if (f.RangeTag != 0)
+            {
+                WriteVarint(buffer, Varint64.ZigZag(f.RangeMin));
+                buffer.Write<byte>([(byte)f.RangeBits]);
+            }
+            foreach (ushort frequency in Normalize(f.Counts)) WriteVarint(buffer, frequency);
+        }
+        byte[] body = buffer.WrittenSpan.ToArray();
+        byte[] all = new byte[body.Length + ChecksumLength];
+        body.CopyTo(all, 0);
+        BinaryPrimitives.WriteUInt32LittleEndian(all.AsSpan(body.Length), XxHash32.HashToUInt32(body));
+        return all;
+    }
+
+    private static void WriteVarint(System.Buffers.ArrayBufferWriter<byte> buffer, ulong value)
+    {
+        Span<byte> span = buffer.GetSpan(Varint64.MaxLength);
+        Varint64.TryWrite(span, value, out int written);
+        buffer.Advance(written);
+    }
+
+    /// <summary>Counts scaled to frequencies that add up to <see cref="ScaleTotal"/>, each at least 1.</summary>
+    internal static ushort[] Normalize(IReadOnlyList<long> counts)
+    {
+        if (counts.Count is 0 or > ScaleTotal) throw new ArgumentException($"A field has {counts.Count} symbols; 1 to {ScaleTotal} allowed.", nameof(counts));
+        double total = counts.Sum(c => (double)Math.Max(0, c));
+        var frequencies = new int[counts.Count];
+        int sum = 0;
+        for (int i = 0; i < counts.Count; i++)
+        {
+            frequencies[i] = Math.Max(1, (int)(Math.Max(0, counts[i]) / Math.Max(1, total) * ScaleTotal));
+            sum += frequencies[i];
+        }
+        // Give or take the rounding's difference from the largest symbols first, never below 1.
+        int[] order = Enumerable.Range(0, counts.Count).OrderByDescending(i => frequencies[i]).ThenBy(i => i).ToArray();
+        for (int k = 0; sum != ScaleTotal; k = (k + 1) % order.Length)
+        {
+            int i = order[k];
+            if (sum < ScaleTotal) { frequencies[i]++; sum++; }
+            else if (frequencies[i] > 1) { frequencies[i]--; sum--; }
+        }
+        return frequencies.Select(f => (ushort)f).ToArray();
+    }
+
+    /// <summary>
+    /// Reads a serialized model for <paramref name="table"/>, checking everything: size, magic, version, reserved bytes,
+    /// checksum, counts, fields in ascending order naming keys of the table, every value one scalar packed token of at
+    /// most <see cref="MaxValueLength"/> bytes and none twice in a field, ranges of a numeric tag within 48 bits and
+    /// 64-bit arithmetic, frequencies at least 1 adding up to <see cref="ScaleTotal"/>, no bytes after the end.
+    /// </summary>
+    /// <exception cref="InvalidDataException">The bytes are not a valid model for the table; the message says what is wrong.</exception>
+    public static FieldModel Parse(ReadOnlySpan<byte> bytes, ShapeTable table)
+    {
+        if (bytes.Length > MaxSerializedLength) StructureThrow.Corrupt($"Field model has {bytes.Length} bytes; the limit is {MaxSerializedLength}.");
+        if (bytes.Length < HeaderLength + 1 + ChecksumLength) StructureThrow.Corrupt($"Field model has {bytes.Length} bytes; at least {HeaderLength + 1 + ChecksumLength} are needed.");
+        if (!bytes[..4].SequenceEqual(Magic)) StructureThrow.Corrupt($"Field model does not start with the magic 'FLDM' (found {Convert.ToHexString(bytes[..4])}).");
+        if (bytes[4] != FormatVersion) StructureThrow.Corrupt($"Field model format version {bytes[4]} is not supported; this reader knows version {FormatVersion}.");
+        if (bytes[5] != 0 || bytes[6] != 0) StructureThrow.Corrupt("Field model: the reserved bytes are not 0.");
+        ReadOnlySpan<byte> body = bytes[..^ChecksumLength];
+        uint stored = BinaryPrimitives.ReadUInt32LittleEndian(bytes[^ChecksumLength..]);
+        uint actual = XxHash32.HashToUInt32(body);
+        if (stored != actual) StructureThrow.Corrupt($"Field model checksum mismatch (stored 0x{stored:x8}, computed 0x{actual:x8}).");
+
+        var reader = new PackedReader(body);
+        reader.Skip(HeaderLength);
+        ulong fieldCount = reader.Varint();
+        if (fieldCount > MaxFields || fieldCount > (ulong)reader.Remaining) StructureThrow.Corrupt($"Field model: {fieldCount} fields; at most {MaxFields} allowed, each taking bytes.");
+        var fields = new Field[(int)fieldCount];
+        var valueStarts = new List<int> { 0 };
+        var values = new System.Buffers.ArrayBufferWriter<byte>();
+        long previousKey = -1;
+        for (int f = 0; f < fields.Length; f++)
+        {
+            ulong keyAndItems = reader.Varint();
+            if (keyAndItems >= (ulong)table.TotalKeys * 2) StructureThrow.Corrupt($"Field model: field {f} names key {keyAndItems >> 1}; the shape table has {table.TotalKeys} keys.");
+            if ((long)keyAndItems <= previousKey) StructureThrow.Corrupt($"Field model: field {f} is out of order or repeated.");
+            previousKey = (long)keyAndItems;
+            ulong valueCount = reader.Varint();
+            if (valueCount > MaxValuesPerField || (ulong)(valueStarts.Count - 1) + valueCount > MaxValues)
+                StructureThrow.Corrupt($"Field model: field {f} has {valueCount} values; at most {MaxValuesPerField} a field and {MaxValues} in all.");
+            int first = valueStarts.Count - 1;
+            for (ulong i = 0; i < valueCount; i++)
+            {
+                ulong length = reader.Varint();
+                if (length is 0 or > MaxValueLength) StructureThrow.Corrupt($"Field model: field {f} has a value of {length} bytes; 1 to {MaxValueLength} allowed.");
+                ReadOnlySpan<byte> value = reader.Bytes((int)length);
+                if (PackedTokens.ScalarLength(value) != value.Length) StructureThrow.Corrupt($"Field model: field {f}'s value {Convert.ToHexString(value)} is not one packed scalar value.");
+                values.Write(value);
+                valueStarts.Add(values.WrittenCount);
+            }
+            byte rangeTag = reader.Byte();
+            long rangeMin = 0;
+            int rangeBits = 0;
+            if (rangeTag != 0)
+            {
+                if (!PackedTokens.IsRangeTag(rangeTag)) StructureThrow.Corrupt($"Field model: field {f}'s range has tag 0x{rangeTag:x2}, not a number's.");
+                rangeMin = Varint64.UnZigZag(reader.Varint());
+                rangeBits = reader.Byte();
+                if (rangeBits > MaxRangeBits) StructureThrow.Corrupt($"Field model: field {f}'s range has {rangeBits} bits; at most {MaxRangeBits}.");
+                if (rangeMin > long.MaxValue - ((1L << rangeBits) - 1)) StructureThrow.Corrupt($"Field model: field {f}'s range passes the largest 64-bit integer.");
+                if (valueCount + (ulong)rangeBits + 2 > ScaleTotal) StructureThrow.Corrupt($"Field model: field {f} has more symbols than {ScaleTotal}.");
+            }
+            int symbols = (int)valueCount + (rangeTag != 0 ? rangeBits + 1 : 0) + 1;
+            var cumulative = new ushort[symbols + 1];
+            int sum = 0;
+            for (int s = 0; s < symbols; s++)
+            {
+                ulong frequency = reader.Varint();
+                if (frequency is 0 or > ScaleTotal || sum + (int)frequency > ScaleTotal)
+                    StructureThrow.Corrupt($"Field model: field {f}'s frequencies are not at least 1 each and {ScaleTotal} in all.");
+                sum += (int)frequency;
+                cumulative[s + 1] = (ushort)sum;
+            }
+            if (sum != ScaleTotal) StructureThrow.Corrupt($"Field model: field {f}'s frequencies add up to {sum}, not {ScaleTotal}.");
+            fields[f] = new Field
+            {
+                Key = (int)(keyAndItems >> 1), Items = (keyAndItems & 1) != 0, FirstValue = first, ValueCount = (int)valueCount,
+                RangeTag = rangeTag, RangeMin = rangeMin, RangeBits = rangeBits, Cumulative = cumulative,
+            };
+        }
+        reader.End();
+        return new FieldModel(fields, table.TotalKeys, values.WrittenSpan.ToArray(), [.. valueStarts]) { Serialized = bytes.ToArray() };
+    }
+
+    /// <summary>The symbol whose range in field <paramref name="field"/> holds <paramref name="slot"/> (0 to <see cref="ScaleTotal"/> - 1).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int SymbolAt(Field field, int slot)
+    {
+        ushort[] c = field.Cumulative;
+        int lo = 0, hi = c.Length - 2; // the answer is in [lo, hi]
+        while (lo < hi)
+        {
+            int mid = (lo + hi + 1) >> 1;
+            if (c[mid] <= slot) lo = mid;
+            else hi = mid - 1;
+        }
+        return lo;
+    }
+}
+
+/// <summary>Token-level facts of the packed stream the field coder needs.</summary>
+internal static class PackedTokens
+{
+    /// <summary>
+    /// The length of the scalar value (tag and payload) at the start of <paramref name="token"/>; -1 for an object or an
+    /// array, -2 when it is not a well-formed value (unknown tag, truncated, non-minimal varint).
+    /// </summary>
+    public static int ScalarLength(ReadOnlySpan<byte> token)
+    {
+        if (token.IsEmpty) return -2;
+        byte tag = token[0];
+        if (tag >= PackedTag.ShortString) return 1 + tag - PackedTag.ShortString <= token.Length ? 1 + tag - PackedTag.ShortString : -2;
+        switch (tag)
+        {
+            case PackedTag.Null or PackedTag.False or PackedTag.True: return 1;
+            case PackedTag.Object or PackedTag.Array: return -1;
+            case PackedTag.String or PackedTag.NumberText:
+                return LengthPrefixed(token, 1, 0);
+            case PackedTag.Integer or PackedTag.Int64 or PackedTag.DateTime:
+            case >= PackedTag.Decimal and <= PackedTag.Decimal + PackedTag.MaxScale:
+                return Varint64.TryRead(token[1..], out _, out int read) ? 1 + read : -2;
+            case PackedTag.Double: return token.Length >= 9 ? 9 : -2;
+            case PackedTag.ObjectId: return token.Length >= 13 ? 13 : -2;
+            case PackedTag.Binary: return LengthPrefixed(token, 1, 1);
+            case PackedTag.BsonRaw: return token.Length >= 2 ? LengthPrefixed(token, 2, 0) : -2;
+            default: return -2;
+        }
+    }
+
+    /// <summary>A varint length at <paramref name="at"/>, <paramref name="extra"/> bytes, then that many bytes.</summary>
+    private static int LengthPrefixed(ReadOnlySpan<byte> token, int at, int extra)
+    {
+        if (!Varint64.TryRead(token[at..], out ulong length, out int read)) return -2;
+        long total = (long)at + read + extra + (long)Math.Min(length, int.MaxValue);
+        return length <= int.MaxValue && total <= token.Length ? (int)total : -2;
+    }
+
+    /// <summary>Tags whose payload is one zigzag varint: what a field's range may code.</summary>
+    public static bool IsRangeTag(byte tag) => tag is PackedTag.Integer or PackedTag.Int64 or PackedTag.DateTime
+        or (>= PackedTag.Decimal and <= PackedTag.Decimal + PackedTag.MaxScale);
+}
