@@ -48,7 +48,7 @@ public sealed class DocumentCompressorOptions
     /// <value>Defaults to 64 MiB.</value>
     public int MaxUncompressedLength { get; set; } = DefaultMaxUncompressedLength;
 
-    /// <summary>The codecs a setting may name: every codec but <see cref="CompressionCodec.PackedZstd"/>, which the engine chooses.</summary>
+    /// <summary>The codecs a setting may name: every codec but <see cref="CompressionCodec.PackedZstd"/> and <see cref="CompressionCodec.FieldZstd"/>, which the engine chooses.</summary>
     internal static string SettableCodecNames => string.Join(", ", Enum.GetNames<CompressionCodec>().Where(n => n is not (nameof(CompressionCodec.PackedZstd) or nameof(CompressionCodec.FieldZstd))));
 
     /// <summary>The effective level: <see cref="Level"/> or the codec's default.</summary>
@@ -60,10 +60,10 @@ public sealed class DocumentCompressorOptions
     {
         var errors = new List<string>();
         string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
-        if (!Enum.IsDefined(Codec) || Codec == CompressionCodec.PackedZstd)
+        if (!Enum.IsDefined(Codec) || Codec is CompressionCodec.PackedZstd or CompressionCodec.FieldZstd)
         {
-            string why = Codec == CompressionCodec.PackedZstd
-                ? "is written by the engine when a dictionary carries a shape table, not chosen (choose Zstd)"
+            string why = Codec is CompressionCodec.PackedZstd or CompressionCodec.FieldZstd
+                ? "is written by the engine when a dictionary carries a shape table (and a field model), not chosen (choose Zstd)"
                 : "is not a codec";
             errors.Add($"{Key(nameof(Codec))}: '{Codec}' {why}; allowed: {SettableCodecNames}.");
         }
