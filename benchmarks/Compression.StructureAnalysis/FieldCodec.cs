@@ -143,6 +143,18 @@ internal static class FieldCodec
                 blockTotal += residualLength;
             }
         }
+        if (Environment.GetEnvironmentVariable("FIELDCODEC_VERBOSE") is not null)
+        {
+            FieldModel m = shapes.Fields.Model;
+            var names = new Dictionary<int, string>();
+            for (int id = 1; id <= shapes.Table.Count; id++)
+                for (int k = 0; k < shapes.Table.KeyCount(id); k++) names[shapes.Table.FirstKey(id) + k] = Encoding.UTF8.GetString(shapes.Table.Key(id, k));
+            for (int f = 0; f < m.FieldCount; f++)
+            {
+                FieldModel.Field field = m[f];
+                Console.Error.WriteLine($"  field {names.GetValueOrDefault(field.Key)}{(field.Items ? "[]" : "")}: {field.ValueCount} values, {field.Templates.Length} templates, range tag 0x{field.RangeTag:x2} bits {field.RangeBits}, escape {field.Frequency(field.EscapeSymbol)}/4096");
+            }
+        }
         Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"{corpus} {input}: per document: packed {packedTotal / (double)n:F1} B, residual {residualTotal / (double)n:F1} B, section {blockTotal / (double)n:F1} B ({zstdSections} of {n} zstd), rANS {ransTotal / (double)n:F1} B for {symbolsTotal / (double)n:F1} symbols"));
     }

@@ -125,6 +125,11 @@ internal sealed class FieldCoder
                         }
                     }
                 }
+                if (length > 0 && f.Templates.Length > 0 && TryTemplate(field, f, ahead[..length]))
+                {
+                    In.Skip(length);
+                    return;
+                }
                 Add(f, f.EscapeSymbol);
             }
             if (length > 0)
@@ -145,6 +150,36 @@ internal sealed class FieldCoder
             int count = In.Count("array length");
             Out.Bytes(_packed[countAt..In.Position]);
             for (int i = 0; i < count; i++) Value(key, items: true, depth + 1);
+        }
+
+        /// <summary>Codes a string token as one of the field's templates and its slots' numbers; false when none fits.</summary>
+        private readonly bool TryTemplate(int field, FieldModel.Field f, ReadOnlySpan<byte> token)
+        {
+            ReadOnlySpan<byte> text;
+            if (token[0] >= PackedTag.ShortString) text = token[1..];
+            else if (token[0] == PackedTag.String && Varint64.TryRead(token[1..], out _, out int read)) text = token[(1 + read)..];
+            else return false;
+            Span<byte> key = stackalloc byte[FieldModel.MaxKeyLength];
+            Span<long> numbers = stackalloc long[FieldModel.MaxSlots];
+            if (!FieldModel.TrySplitTemplate(text, key, out int keyLength, numbers, out int slots)) return false;
+            int t = _coder.Model.FindTemplate(field, key[..keyLength]);
+            if (t < 0) return false;
+            FieldModel.Template template = f.Templates[t];
+            for (int s = 0; s < slots; s++)
+            {
+                ulong offset = (ulong)numbers[s] - (ulong)template.Mins[s];
+                if (numbers[s] < template.Mins[s] || 64 - System.Numerics.BitOperations.LeadingZeroCount(offset) > template.Bits[s]) return false;
+            }
+            Add(f, f.TemplateSymbol + t);
+            for (int s = 0; s < slots; s++)
+            {
+                ulong offset = (ulong)numbers[s] - (ulong)template.Mins[s];
+                int bits = 64 - System.Numerics.BitOperations.LeadingZeroCount(offset);
+                ushort[] c = template.Cumulative[s];
+                _symbols.Add(c[bits], c[bits + 1] - c[bits], FieldModel.ScaleBits);
+                if (bits > 1) _symbols.AddBits(offset & ((1UL << (bits - 1)) - 1), bits - 1);
+            }
+            return true;
         }
 
         private readonly void Add(FieldModel.Field f, int symbol) =>
@@ -191,6 +226,41 @@ internal sealed class FieldCoder
             }
         }
 
+        /// <summary>Writes a string of <paramref name="template"/>: its tag, then literals and slots, each slot's number decoded.</summary>
+        private void Template(FieldModel.Template template)
+        {
+            int length = template.Length;
+            if (length <= PackedTag.MaxShortString)
+            {
+                Out.Byte((byte)(PackedTag.ShortString + length));
+            }
+            else
+            {
+                Out.Byte(PackedTag.String);
+                Span<byte> free = Out.Free;
+                if (!Varint64.TryWrite(free, (ulong)length, out int written)) Out.Full();
+                Out.Advance(written);
+            }
+            for (int s = 0; ; s++)
+            {
+                Out.Bytes(template.Literals[s]);
+                if (s == template.Widths.Length) break;
+                ushort[] c = template.Cumulative[s];
+                int bits = FieldModel.SymbolAt(c, Symbols.Peek(FieldModel.ScaleBits));
+                Symbols.Advance(c[bits], c[bits + 1] - c[bits], FieldModel.ScaleBits);
+                ulong offset = bits == 0 ? 0 : 1UL << (bits - 1) | Symbols.Bits(bits - 1);
+                ulong value = (ulong)template.Mins[s] + offset;
+                int width = template.Widths[s];
+                if (value >= (ulong)FieldModel.Pow10[width]) StructureThrow.Corrupt($"Field stream: a template slot's number {value} has more than its {width} digits.");
+                Span<byte> digits = Out.Reserve(width);
+                for (int d = width - 1; d >= 0; d--)
+                {
+                    digits[d] = (byte)('0' + (int)(value % 10));
+                    value /= 10;
+                }
+            }
+        }
+
         private void Value(int key, bool items, int depth)
         {
             int field = key < 0 ? -1 : _coder.Model.FieldOf(key, items);
@@ -203,6 +273,11 @@ internal sealed class FieldCoder
                 if (symbol < f.ValueCount)
                 {
                     Out.Bytes(_coder.Model.Value(f.FirstValue + symbol));
+                    return;
+                }
+                if ((uint)(symbol - f.TemplateSymbol) < (uint)f.Templates.Length)
+                {
+                    Template(f.Templates[symbol - f.TemplateSymbol]);
                     return;
                 }
                 if ((uint)(symbol - f.RangeSymbol) < (uint)f.BucketCount)

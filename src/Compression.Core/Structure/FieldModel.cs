@@ -56,6 +56,7 @@ internal sealed class FieldModel
     private readonly int[] _valueStarts; // value v (model-wide) is _values[_valueStarts[v].._valueStarts[v + 1]]
     private readonly int[] _buckets;     // open addressing: model-wide value index + 1, 0 empty
     private readonly ulong _seed;
+    private readonly byte[][][] _templateKeys; // per field, per template
 
     private FieldModel(Field[] fields, int totalKeys, byte[] values, int[] valueStarts)
     {
@@ -65,6 +66,18 @@ internal sealed class FieldModel
         _fieldOf = new int[totalKeys * 2];
         Array.Fill(_fieldOf, -1);
         for (int f = 0; f < fields.Length; f++) _fieldOf[fields[f].Key * 2 + (fields[f].Items ? 1 : 0)] = f;
+        _templateKeys = new byte[fields.Length][][];
+        for (int f = 0; f < fields.Length; f++)
+        {
+            _templateKeys[f] = [.. fields[f].Templates.Select(t => t.Key())];
+            for (int t = 0; t < _templateKeys[f].Length; t++)
+            {
+                for (int u = 0; u < t; u++)
+                {
+                    if (_templateKeys[f][u].AsSpan().SequenceEqual(_templateKeys[f][t])) StructureThrow.Corrupt($"Field model: field {f} lists template {t} twice.");
+                }
+            }
+        }
         int valueCount = valueStarts.Length - 1;
         _buckets = new int[Math.Max(16, (int)BitOperations.RoundUpToPowerOf2((uint)Math.Max(1, valueCount * 2)))];
         _seed = BinaryPrimitives.ReadUInt64LittleEndian(RandomNumberGenerator.GetBytes(8));
@@ -107,9 +120,110 @@ internal sealed class FieldModel
 
         /// <summary>The symbol of bit length 0 (the range's first).</summary>
         public int RangeSymbol => ValueCount;
+
+        /// <summary>The field's string templates (digit runs as numbered slots), each a symbol after the range's.</summary>
+        public required Template[] Templates { get; init; }
+
+        /// <summary>The symbol of the first template.</summary>
+        public int TemplateSymbol => ValueCount + BucketCount;
         public int EscapeSymbol => Cumulative.Length - 2;
         public int SymbolCount => Cumulative.Length - 1;
         public int Frequency(int symbol) => Cumulative[symbol + 1] - Cumulative[symbol];
+    }
+
+    /// <summary>
+    /// A string pattern of a field: literal text around runs of decimal digits of fixed widths (slots). A string whose
+    /// maximal digit runs have these widths, between exactly these literals, is coded as the template's symbol and each
+    /// slot's number as its bit length above the slot's minimum (a symbol with the slot's frequencies) and low bits.
+    /// </summary>
+    internal sealed class Template
+    {
+        /// <summary>The literals: one more than the slots (before the first slot, between slots, after the last; any may be empty).</summary>
+        public required byte[][] Literals { get; init; }
+        public required byte[] Widths { get; init; }
+        public required long[] Mins { get; init; }
+        public required byte[] Bits { get; init; }
+        public required ushort[][] Cumulative { get; init; }
+
+        /// <summary>The string's length in bytes: literals and slot widths.</summary>
+        public required int Length { get; init; }
+
+        /// <summary>The lookup key: per slot, varint literal length, literal, width; then the last literal's length and bytes.</summary>
+        public byte[] Key() => KeyOf(Literals, Widths);
+
+        public static byte[] KeyOf(IReadOnlyList<byte[]> literals, IReadOnlyList<byte> widths)
+        {
+            var key = new List<byte>();
+            Span<byte> varint = stackalloc byte[Varint64.MaxLength];
+            for (int s = 0; s <= widths.Count; s++)
+            {
+                Varint64.TryWrite(varint, (ulong)literals[s].Length, out int n);
+                key.AddRange(varint[..n].ToArray());
+                key.AddRange(literals[s]);
+                if (s < widths.Count) key.Add(widths[s]);
+            }
+            return [.. key];
+        }
+    }
+
+    /// <summary>The most templates a field holds.</summary>
+    public const int MaxTemplatesPerField = 64;
+
+    /// <summary>The most slots a template holds.</summary>
+    public const int MaxSlots = 16;
+
+    /// <summary>The widest slot: 18 digits (under 2^60).</summary>
+    public const int MaxSlotWidth = 18;
+
+    /// <summary>The longest string a template matches (and the longest it may describe).</summary>
+    public const int MaxTemplateLength = 256;
+
+    /// <summary>The room a template key of a string of up to <see cref="MaxTemplateLength"/> bytes may need.</summary>
+    public const int MaxKeyLength = MaxTemplateLength + 2 * (MaxSlots + 1) + MaxSlots;
+
+    /// <summary>
+    /// Splits <paramref name="text"/> into a template key (written to <paramref name="key"/>, at least
+    /// <see cref="MaxKeyLength"/> bytes) and its slots' numbers (<paramref name="numbers"/>, at least
+    /// <see cref="MaxSlots"/>): maximal runs of ASCII digits are slots. False when the text is longer than
+    /// <see cref="MaxTemplateLength"/>, has no digit run, more than <see cref="MaxSlots"/>, or a run over
+    /// <see cref="MaxSlotWidth"/> digits.
+    /// </summary>
+    public static bool TrySplitTemplate(ReadOnlySpan<byte> text, Span<byte> key, out int keyLength, Span<long> numbers, out int slots)
+    {
+        keyLength = 0;
+        slots = 0;
+        if (text.Length > MaxTemplateLength) return false;
+        int literalStart = 0, i = 0;
+        while (true)
+        {
+            while (i < text.Length && (uint)(text[i] - '0') > 9) i++;
+            ReadOnlySpan<byte> literal = text[literalStart..i];
+            Varint64.TryWrite(key[keyLength..], (ulong)literal.Length, out int n);
+            keyLength += n;
+            literal.CopyTo(key[keyLength..]);
+            keyLength += literal.Length;
+            if (i == text.Length) break;
+            int runStart = i;
+            long value = 0;
+            while (i < text.Length && (uint)(text[i] - '0') <= 9 && i - runStart < MaxSlotWidth) value = value * 10 + (text[i++] - '0');
+            if (i < text.Length && (uint)(text[i] - '0') <= 9) return false; // a run over MaxSlotWidth digits
+            if (slots == MaxSlots) return false;
+            key[keyLength++] = (byte)(i - runStart);
+            numbers[slots++] = value;
+            literalStart = i;
+        }
+        return slots > 0;
+    }
+
+    /// <summary>The index of the template of <paramref name="key"/> in field <paramref name="field"/>, or -1.</summary>
+    public int FindTemplate(int field, ReadOnlySpan<byte> key)
+    {
+        byte[][] keys = _templateKeys[field];
+        for (int t = 0; t < keys.Length; t++)
+        {
+            if (keys[t].AsSpan().SequenceEqual(key)) return t;
+        }
+        return -1;
     }
 
     public int FieldCount => _fields.Length;
@@ -153,11 +267,17 @@ internal sealed class FieldModel
     /// <summary>One field as training defines it: the values of its table, the range, and the raw counts of every symbol (normalized on serialization).</summary>
     internal sealed record FieldDefinition(int Key, bool Items, IReadOnlyList<byte[]> Values, byte RangeTag, long RangeMin, int RangeBits, IReadOnlyList<long> Counts)
     {
+        /// <summary>The field's templates; their symbols' counts are in <see cref="Counts"/> after the range's, before the escape's.</summary>
+        public IReadOnlyList<TemplateDefinition> Templates { get; init; } = [];
+
         /// <summary>The sample bytes the table and range code (an order for choosing fields; not serialized).</summary>
         public long Coded { get; init; }
     }
 
     private byte[] Serialized { get; init; } = [];
+
+    /// <summary>A template as training defines it: literals, slot widths, and per slot its minimum, bits and the raw counts of its bit lengths.</summary>
+    internal sealed record TemplateDefinition(IReadOnlyList<byte[]> Literals, IReadOnlyList<byte> Widths, IReadOnlyList<long> Mins, IReadOnlyList<byte> Bits, IReadOnlyList<IReadOnlyList<long>> Counts);
 
     /// <summary>The model's bytes: deterministic for the same definitions.</summary>
     public byte[] Serialize() => Serialized.ToArray();
@@ -182,6 +302,21 @@ internal sealed class FieldModel
             {
                 WriteVarint(buffer, Varint64.ZigZag(f.RangeMin));
                 buffer.Write<byte>([(byte)f.RangeBits]);
+            }
+            WriteVarint(buffer, (ulong)f.Templates.Count);
+            foreach (TemplateDefinition t in f.Templates)
+            {
+                WriteVarint(buffer, (ulong)t.Widths.Count);
+                for (int s = 0; s <= t.Widths.Count; s++)
+                {
+                    WriteVarint(buffer, (ulong)t.Literals[s].Length);
+                    buffer.Write(t.Literals[s]);
+                    if (s == t.Widths.Count) break;
+                    buffer.Write<byte>([t.Widths[s]]);
+                    WriteVarint(buffer, (ulong)t.Mins[s]);
+                    buffer.Write<byte>([t.Bits[s]]);
+                    foreach (ushort frequency in Normalize(t.Counts[s])) WriteVarint(buffer, frequency);
+                }
             }
             foreach (ushort frequency in Normalize(f.Counts)) WriteVarint(buffer, frequency);
         }
@@ -280,26 +415,85 @@ internal sealed class FieldModel
                 if (rangeMin > long.MaxValue - ((1L << rangeBits) - 1)) StructureThrow.Corrupt($"Field model: field {f}'s range passes the largest 64-bit integer.");
                 if (valueCount + (ulong)rangeBits + 2 > ScaleTotal) StructureThrow.Corrupt($"Field model: field {f} has more symbols than {ScaleTotal}.");
             }
-            int symbols = (int)valueCount + (rangeTag != 0 ? rangeBits + 1 : 0) + 1;
-            var cumulative = new ushort[symbols + 1];
-            int sum = 0;
-            for (int s = 0; s < symbols; s++)
-            {
-                ulong frequency = reader.Varint();
-                if (frequency is 0 or > ScaleTotal || sum + (int)frequency > ScaleTotal)
-                    StructureThrow.Corrupt($"Field model: field {f}'s frequencies are not at least 1 each and {ScaleTotal} in all.");
-                sum += (int)frequency;
-                cumulative[s + 1] = (ushort)sum;
-            }
-            if (sum != ScaleTotal) StructureThrow.Corrupt($"Field model: field {f}'s frequencies add up to {sum}, not {ScaleTotal}.");
+            ulong templateCount = reader.Varint();
+            if (templateCount > MaxTemplatesPerField) StructureThrow.Corrupt($"Field model: field {f} has {templateCount} templates; at most {MaxTemplatesPerField}.");
+            var templates = new Template[(int)templateCount];
+            for (int t = 0; t < templates.Length; t++) templates[t] = ReadTemplate(ref reader, f, t);
+            int symbols = (int)valueCount + (rangeTag != 0 ? rangeBits + 1 : 0) + templates.Length + 1;
+            if (symbols > ScaleTotal) StructureThrow.Corrupt($"Field model: field {f} has more symbols than {ScaleTotal}.");
+            ushort[] cumulative = ReadFrequencies(ref reader, symbols, $"field {f}");
             fields[f] = new Field
             {
                 Key = (int)(keyAndItems >> 1), Items = (keyAndItems & 1) != 0, FirstValue = first, ValueCount = (int)valueCount,
-                RangeTag = rangeTag, RangeMin = rangeMin, RangeBits = rangeBits, Cumulative = cumulative,
+                RangeTag = rangeTag, RangeMin = rangeMin, RangeBits = rangeBits, Cumulative = cumulative, Templates = templates,
             };
         }
         reader.End();
         return new FieldModel(fields, table.TotalKeys, values.WrittenSpan.ToArray(), [.. valueStarts]) { Serialized = bytes.ToArray() };
+    }
+
+    private static ushort[] ReadFrequencies(ref PackedReader reader, int symbols, string what)
+    {
+        var cumulative = new ushort[symbols + 1];
+        int sum = 0;
+        for (int s = 0; s < symbols; s++)
+        {
+            ulong frequency = reader.Varint();
+            if (frequency is 0 or > ScaleTotal || sum + (int)frequency > ScaleTotal)
+                StructureThrow.Corrupt($"Field model: {what}'s frequencies are not at least 1 each and {ScaleTotal} in all.");
+            sum += (int)frequency;
+            cumulative[s + 1] = (ushort)sum;
+        }
+        if (sum != ScaleTotal) StructureThrow.Corrupt($"Field model: {what}'s frequencies add up to {sum}, not {ScaleTotal}.");
+        return cumulative;
+    }
+
+    private static Template ReadTemplate(ref PackedReader reader, int f, int t)
+    {
+        ulong slots = reader.Varint();
+        if (slots is 0 or > MaxSlots) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has {slots} slots; 1 to {MaxSlots} allowed.");
+        var literals = new byte[(int)slots + 1][];
+        var widths = new byte[(int)slots];
+        var mins = new long[(int)slots];
+        var bits = new byte[(int)slots];
+        var cumulative = new ushort[(int)slots][];
+        int length = 0;
+        for (int s = 0; ; s++)
+        {
+            ulong literalLength = reader.Varint();
+            if (literalLength > MaxTemplateLength) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a literal of {literalLength} bytes.");
+            literals[s] = reader.Bytes((int)literalLength).ToArray();
+            length += literals[s].Length;
+            if (s == (int)slots) break;
+            widths[s] = reader.Byte();
+            if (widths[s] is 0 or > MaxSlotWidth) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot {widths[s]} digits wide; 1 to {MaxSlotWidth} allowed.");
+            length += widths[s];
+            ulong min = reader.Varint();
+            bits[s] = reader.Byte();
+            if (min >= (ulong)Pow10[widths[s]] || bits[s] > 60)
+                StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot range that does not fit its width.");
+            mins[s] = (long)min;
+            cumulative[s] = ReadFrequencies(ref reader, bits[s] + 1, $"field {f}'s template {t}, slot {s}");
+        }
+        if (length > MaxTemplateLength) StructureThrow.Corrupt($"Field model: field {f}'s template {t} describes {length} bytes; at most {MaxTemplateLength}.");
+        return new Template { Literals = literals, Widths = widths, Mins = mins, Bits = bits, Cumulative = cumulative, Length = length };
+    }
+
+    /// <summary>10^0 to 10^18.</summary>
+    internal static readonly long[] Pow10 = [.. Enumerable.Range(0, 19).Select(e => e == 0 ? 1L : checked((long)Math.Round(Math.Pow(10, e))))];
+
+    /// <summary>The symbol of <paramref name="cumulative"/> whose range holds <paramref name="slot"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int SymbolAt(ushort[] cumulative, int slot)
+    {
+        int lo = 0, hi = cumulative.Length - 2;
+        while (lo < hi)
+        {
+            int mid = (lo + hi + 1) >> 1;
+            if (cumulative[mid] <= slot) lo = mid;
+            else hi = mid - 1;
+        }
+        return lo;
     }
 
     /// <summary>The symbol whose range in field <paramref name="field"/> holds <paramref name="slot"/> (0 to <see cref="ScaleTotal"/> - 1).</summary>

@@ -9,8 +9,11 @@ namespace Compression.Structure;
 /// </summary>
 internal sealed class FieldModelBuilder
 {
-    /// <summary>The share of a field's sample values a table or range must code for the field to get a model.</summary>
+    /// <summary>The share of a field's sample values its table, range and templates must code together for the field to get a model.</summary>
     public const double MinCodedShare = 0.25;
+
+    /// <summary>The share of a field's sample values one part (table, range, templates) must code to be kept.</summary>
+    public const double MinPartShare = 0.05;
 
     /// <summary>Distinct values tracked per field; past it, new values are counted as escapes.</summary>
     private const int MaxTrackedValues = 1 << 16;
@@ -25,6 +28,7 @@ internal sealed class FieldModelBuilder
         public long Values;
         public readonly Dictionary<byte[], long> Counts = new(ShapeTableBuilder.ByteArrayComparer.Instance);
         public readonly Dictionary<byte, NumericStats> Numbers = [];
+        public readonly List<byte[]> Strings = []; // string tokens short enough for a template
     }
 
     private sealed class NumericStats
@@ -53,6 +57,8 @@ internal sealed class FieldModelBuilder
             if (token is null) continue;
             if (token.Length <= FieldModel.MaxValueLength && (stats.Counts.Count < MaxTrackedValues || stats.Counts.ContainsKey(token)))
                 stats.Counts[token] = stats.Counts.GetValueOrDefault(token) + 1;
+            if ((token[0] >= PackedTag.ShortString || token[0] == PackedTag.String) && token.Length <= FieldModel.MaxTemplateLength + 4)
+                stats.Strings.Add(token);
             if (PackedTokens.IsRangeTag(token[0]) && Varint64.TryRead(token.AsSpan(1), out ulong zigzag, out _))
             {
                 if (!stats.Numbers.TryGetValue(token[0], out NumericStats? n)) stats.Numbers[token[0]] = n = new NumericStats();
@@ -101,6 +107,83 @@ internal sealed class FieldModelBuilder
         for (int i = 0; i < count; i++) Value(ref reader, values, key, items: true, depth + 1);
     }
 
+    /// <summary>
+    /// The templates of a field's strings outside its table: those seen at least twice (at most
+    /// <see cref="FieldModel.MaxTemplatesPerField"/>, most frequent first, ties by their keys), each slot's range from an
+    /// eighth of its span below its smallest number to half its span above its largest (within its width), with the
+    /// counts of each bit length; and how many strings (and bytes) they code.
+    /// </summary>
+    private static (List<FieldModel.TemplateDefinition>, List<long>, long, long) Templates(List<byte[]> strings, HashSet<byte[]> inTable)
+    {
+        var groups = new Dictionary<byte[], (byte[] Token, List<long[]> Numbers)>(ShapeTableBuilder.ByteArrayComparer.Instance);
+        byte[] key = new byte[FieldModel.MaxKeyLength];
+        long[] numbers = new long[FieldModel.MaxSlots];
+        foreach (byte[] token in strings)
+        {
+            if (inTable.Contains(token)) continue;
+            ReadOnlySpan<byte> text = token[0] >= PackedTag.ShortString ? token.AsSpan(1)
+                : Varint64.TryRead(token.AsSpan(1), out _, out int read) ? token.AsSpan(1 + read) : default;
+            if (!FieldModel.TrySplitTemplate(text, key, out int keyLength, numbers, out int slots)) continue;
+            byte[] k = key[..keyLength];
+            if (!groups.TryGetValue(k, out var group)) groups[k] = group = (token, []);
+            group.Numbers.Add(numbers[..slots]);
+        }
+        var definitions = new List<FieldModel.TemplateDefinition>();
+        var counts = new List<long>();
+        long templated = 0, bytes = 0;
+        foreach ((byte[] k, (byte[] token, List<long[]> rows)) in groups
+            .Where(pair => pair.Value.Numbers.Count >= 2)
+            .OrderByDescending(pair => pair.Value.Numbers.Count)
+            .ThenBy(pair => pair.Key, ShapeTableBuilder.ByteArrayComparer.Instance)
+            .Take(FieldModel.MaxTemplatesPerField))
+        {
+            (List<byte[]> literals, List<byte> widths) = Parts(token);
+            int slots = widths.Count;
+            var mins = new long[slots];
+            var bits = new byte[slots];
+            var slotCounts = new List<long>[slots];
+            for (int s = 0; s < slots; s++)
+            {
+                long min = rows.Min(r => r[s]), max = rows.Max(r => r[s]);
+                long span = max - min + 1;
+                long low = Math.Max(0, min - span / 8);
+                long high = Math.Min(FieldModel.Pow10[widths[s]] - 1, max + (span + 1) / 2);
+                int b = high == low ? 0 : 64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(high - low));
+                mins[s] = low;
+                bits[s] = (byte)b;
+                var histogram = new long[b + 1];
+                foreach (long[] r in rows) histogram[64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(r[s] - low))]++;
+                slotCounts[s] = [.. histogram];
+            }
+            definitions.Add(new FieldModel.TemplateDefinition(literals, widths, mins, bits, slotCounts));
+            counts.Add(rows.Count);
+            templated += rows.Count;
+            bytes += (long)rows.Count * token.Length;
+        }
+        return (definitions, counts, templated, bytes);
+    }
+
+    /// <summary>A string token's literals and digit-run widths.</summary>
+    private static (List<byte[]> Literals, List<byte> Widths) Parts(byte[] token)
+    {
+        ReadOnlySpan<byte> text = token[0] >= PackedTag.ShortString ? token.AsSpan(1)
+            : Varint64.TryRead(token.AsSpan(1), out _, out int read) ? token.AsSpan(1 + read) : default;
+        var literals = new List<byte[]>();
+        var widths = new List<byte>();
+        int i = 0, start = 0;
+        while (true)
+        {
+            while (i < text.Length && (uint)(text[i] - '0') > 9) i++;
+            literals.Add(text[start..i].ToArray());
+            if (i == text.Length) break;
+            int run = i;
+            while (i < text.Length && (uint)(text[i] - '0') <= 9) i++;
+            widths.Add((byte)(i - run));
+            start = i;
+        }
+        return (literals, widths);
+    }
+
     /// <summary>The model, or null when no field pays.</summary>
     public FieldModel? Build() => Build(BuildDefinitions());
 
@@ -145,18 +228,28 @@ internal sealed class FieldModelBuilder
                 buckets = new long[bits + 1];
                 foreach (long value in n.Values) buckets[64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(value - (long)low))]++;
             }
-            bool useTable = hits >= stats.Values * MinCodedShare;
-            bool useRange = rangeTag != 0 && rangeCount >= stats.Values * MinCodedShare;
-            if (!useTable && !useRange) continue;
+            // Templates: the strings outside the table, by their pattern of literals and digit runs.
+            (List<FieldModel.TemplateDefinition> templates, List<long> templateCounts, long templated, long templatedBytes) = Templates(stats.Strings, inTable);
+
+            // Each part is kept when it codes at least a twentieth of the field's values, and the field when together
+            // they code at least MinCodedShare.
+            bool useTable = hits >= stats.Values * MinPartShare;
+            bool useRange = rangeTag != 0 && rangeCount >= stats.Values * MinPartShare;
+            bool useTemplates = templated >= stats.Values * MinPartShare;
+            long coded = (useTable ? hits : 0) + (useRange ? rangeCount : 0) + (useTemplates ? templated : 0);
+            if (coded < stats.Values * MinCodedShare) continue;
             if (!useTable) { table.Clear(); hits = 0; }
+            if (!useTemplates) { templates.Clear(); templateCounts.Clear(); templated = 0; templatedBytes = 0; }
             var counts = new List<long>(table.Select(pair => pair.Value));
             if (useRange) counts.AddRange(buckets);
             else rangeCount = 0;
-            counts.Add(Math.Max(1, stats.Values - hits - rangeCount));
+            counts.AddRange(templateCounts);
+            counts.Add(Math.Max(1, stats.Values - hits - rangeCount - templated));
             definitions.Add(new FieldModel.FieldDefinition(field >> 1, (field & 1) != 0, [.. table.Select(pair => pair.Key)],
                 useRange ? rangeTag : (byte)0, useRange ? rangeMin : 0, useRange ? rangeBits : 0, counts)
             {
-                Coded = table.Sum(pair => pair.Value * pair.Key.Length) + (useRange ? rangeCount * 4 : 0),
+                Coded = table.Sum(pair => pair.Value * pair.Key.Length) + (useRange ? rangeCount * 4 : 0) + templatedBytes,
+                Templates = templates,
             });
             totalValues += table.Count;
         }
