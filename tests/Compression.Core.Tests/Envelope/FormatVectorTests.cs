@@ -16,12 +16,17 @@ namespace Compression.Core.Tests.Envelope;
 public sealed class FormatVectorTests
 {
     /// <summary>
-    /// One vector. Codec 7 (packed zstd) vectors also name their shape table file (<paramref name="Shapes"/>, in Vectors/)
-    /// and give the packed stream the block decodes to (<paramref name="Packed"/>, hex); other vectors have neither.
+    /// One vector. Codec 7 (packed zstd) and codec 8 (field zstd) vectors also name their shape table file
+    /// (<paramref name="Shapes"/>, in Vectors/) and give the packed stream (<paramref name="Packed"/>, hex): codec 7's block
+    /// decodes to it, codec 8's residual and symbols join into it. Codec 8 vectors also name their structure model file
+    /// (<paramref name="Fields"/>: "SMDL", the shape table and the field model, as a dictionary record stores them) and give
+    /// the residual (<paramref name="Residual"/>, hex: what the payload's residual section holds, decoded) and the symbol
+    /// stream (<paramref name="Symbols"/>, hex: the payload's bytes after the section). Other vectors have none of these.
     /// </summary>
     private sealed record Vector(
         string Name, string Description, string? Format, string Codec, int Level, bool Checksum, string? Dictionary, uint? DictionaryId,
-        string? DictionarySha256, string Envelope, string? Text, string? Hex, string? Shapes = null, string? Packed = null)
+        string? DictionarySha256, string Envelope, string? Text, string? Hex, string? Shapes = null, string? Packed = null,
+        string? Fields = null, string? Residual = null, string? Symbols = null)
     {
         /// <summary>The vector's format: "v2" or "v3", or v1 when the vector names none (the vectors written before format v2).</summary>
         public EnvelopeFormat FormatId => Format is null ? EnvelopeFormat.V1 : Enum.Parse<EnvelopeFormat>(Format, ignoreCase: true);
@@ -36,6 +41,12 @@ public sealed class FormatVectorTests
 
         /// <summary>The shape table's kind (its byte 5): 1 JSON, 2 BSON, 3 BSON elements; null without a table.</summary>
         public DocumentKind? ShapeKind => ShapeTableBytes is { } table ? (DocumentKind)table[5] : null;
+
+        /// <summary>The structure model file's bytes (codec 8): what a dictionary record's <c>Shapes</c> holds with a field model.</summary>
+        public byte[]? StructureModelBytes => Fields is null ? null : File.ReadAllBytes(Path.Combine(VectorDirectory, Fields));
+
+        /// <summary>Whether the codec is one of the structure-aware ones (7 or 8), which name a shape table and give a packed stream.</summary>
+        public bool Structured => CodecId is CompressionCodec.PackedZstd or CompressionCodec.FieldZstd;
     }
 
     private static readonly string VectorDirectory = Path.Combine(AppContext.BaseDirectory, "Vectors");
@@ -45,10 +56,15 @@ public sealed class FormatVectorTests
 
     private static Vector Get(string name) => s_vectors.Value.Single(v => v.Name == name);
 
-    /// <summary>The vector's dictionary, carrying its shape table when the vector names one (as a dictionary record with <c>Shapes</c> gives it).</summary>
+    /// <summary>
+    /// The vector's dictionary, carrying its structure model (codec 8: the table and field model of its <c>fields</c> file)
+    /// or its shape table (codec 7) when the vector names one, as a dictionary record with <c>Shapes</c> gives it.
+    /// </summary>
     private static ZstdDictionary? DictionaryFor(Vector v) =>
         v.Dictionary is null ? null : ZstdDictionary.Create(v.DictionaryId!.Value, File.ReadAllBytes(Path.Combine(VectorDirectory, v.Dictionary)),
-            ZstdDictionary.DefaultMaximumSize, v.ShapeTableBytes is { } table ? new ShapeTransform(ShapeTable.Parse(table)) : null);
+            ZstdDictionary.DefaultMaximumSize,
+            v.StructureModelBytes is { } model ? ShapeTransform.Parse(model)
+            : v.ShapeTableBytes is { } table ? new ShapeTransform(ShapeTable.Parse(table)) : null);
 
     public static TheoryData<string> Names() => new(s_vectors.Value.Select(v => v.Name));
 
@@ -81,21 +97,32 @@ public sealed class FormatVectorTests
         Assert.Contains(v3, v => v.CodecId == CompressionCodec.Zstd && v.Dictionary is not null);
         Assert.Contains(v3, v => v.CodecId == CompressionCodec.Snappy);
         Assert.Contains(v3, v => v.CodecId == CompressionCodec.PackedZstd);
+        Assert.Contains(v3, v => v.CodecId == CompressionCodec.FieldZstd);
+        Assert.Contains(v2, v => v.CodecId == CompressionCodec.FieldZstd);
 
-        // Codec 7, packed zstd: one vector per shape table kind, each with its table and packed stream; only codec 7 has them.
+        // Codec 7, packed zstd: one vector per shape table kind, each with its table and packed stream. Codec 8, field
+        // zstd: a JSON and a BSON elements vector, each with its table, packed stream, structure model, residual and
+        // symbol stream. Only codecs 7 and 8 have a table and a packed stream, only codec 8 the other three.
         foreach (DocumentKind kind in new[] { DocumentKind.Json, DocumentKind.Bson, DocumentKind.BsonElements })
         {
             Assert.Contains(vectors, v => v.CodecId == CompressionCodec.PackedZstd && v.ShapeKind == kind);
         }
+        foreach (DocumentKind kind in new[] { DocumentKind.Json, DocumentKind.BsonElements })
+        {
+            Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && v.ShapeKind == kind);
+        }
         Assert.All(vectors, v =>
         {
-            bool packedZstd = v.CodecId == CompressionCodec.PackedZstd;
-            Assert.True(packedZstd == (v.Shapes is not null) && packedZstd == (v.Packed is not null), $"{v.Name}: a shape table and a packed stream exactly when the codec is packed zstd");
+            Assert.True(v.Structured == (v.Shapes is not null) && v.Structured == (v.Packed is not null),
+                $"{v.Name}: a shape table and a packed stream exactly when the codec is packed zstd or field zstd");
+            bool fieldZstd = v.CodecId == CompressionCodec.FieldZstd;
+            Assert.True(fieldZstd == (v.Fields is not null) && fieldZstd == (v.Residual is not null) && fieldZstd == (v.Symbols is not null),
+                $"{v.Name}: a structure model, a residual and a symbol stream exactly when the codec is field zstd");
         });
-        Assert.All(vectors.Where(v => v.CodecId == CompressionCodec.PackedZstd), v =>
+        Assert.All(vectors.Where(v => v.Structured), v =>
         {
             Assert.NotEqual(EnvelopeFormat.V1, v.FormatId);
-            Assert.True(v.Checksum && v.Dictionary is not null, $"{v.Name}: codec 7 always has a checksum and a dictionary");
+            Assert.True(v.Checksum && v.Dictionary is not null, $"{v.Name}: codecs 7 and 8 always have a checksum and a dictionary");
         });
     }
 
@@ -195,6 +222,53 @@ public sealed class FormatVectorTests
                 var shapes = new ShapeTransform(ShapeTable.Parse(v.ShapeTableBytes!));
                 Assert.Equal((int)length, shapes.Decode(packed, output));
                 break;
+            case CompressionCodec.FieldZstd:
+            {
+                // Codec 8: as codec 7's header rules. The payload is a varint h, h >> 1 bytes of residual section (a raw zstd
+                // block with the dictionary when h & 1, else the residual itself), then the symbol stream to the end. Residual
+                // and packed stream are each at most declared - 1 bytes. (docs/format.md, "Codec 8"; docs/field-model.md.)
+                Assert.InRange(version, 1, 2);
+                Assert.True(hasChecksum);
+                Assert.Equal(v.DictionaryId, dictionaryId);
+                Assert.InRange(length, 1u, 128u * 1024);
+                int at = 0;
+                uint h = ReadLeb128(payload, ref at);
+                int sectionLength = (int)(h >> 1);
+                Assert.InRange(sectionLength, 0, payload.Length - at);
+                byte[] section = payload[at..(at + sectionLength)];
+                byte[] stream = payload[(at + sectionLength)..];
+                byte[] residual = (h & 1) != 0 ? DecodeRawBlock(section, File.ReadAllBytes(Path.Combine(VectorDirectory, v.Dictionary!)), (int)length - 1) : section;
+                Assert.True(residual.Length <= length - 1);
+                Assert.Equal(v.Residual, Convert.ToHexString(residual).ToLowerInvariant());
+                Assert.Equal(v.Symbols, Convert.ToHexString(stream).ToLowerInvariant());
+
+                // The structure model as the record stores it (docs/field-model.md, "Stored layout"): "SMDL", version 1, the
+                // table's length, the table (the vector's shape table file), the field model ("FLDM"), read here byte by byte.
+                byte[] smdl = v.StructureModelBytes!;
+                Assert.Equal("SMDL"u8.ToArray(), smdl[..4]);
+                Assert.Equal(1, smdl[4]);
+                int tableAt = 5;
+                int tableLength = (int)ReadLeb128(smdl, ref tableAt);
+                byte[] tableBytes = smdl[tableAt..(tableAt + tableLength)];
+                Assert.Equal(v.ShapeTableBytes, tableBytes);
+                var table = ShapeTable.Parse(tableBytes); // the table part: its shapes' key counts number the fields
+                var model = IndependentFieldModel.Parse(smdl[(tableAt + tableLength)..], table.TotalKeys);
+
+                var joiner = new IndependentJoiner(table, model, residual, stream, (int)length - 1);
+                byte[] joined = joiner.Join();
+                Assert.Equal(v.Packed, Convert.ToHexString(joined).ToLowerInvariant());
+                // What the walk met: every case of "Joining" the vectors are made to show.
+                Assert.Contains("table hit", joiner.Met);
+                Assert.Contains("escape of a scalar", joiner.Met);
+                Assert.Contains("escape of a container", joiner.Met);
+                Assert.Contains("range, bit length 2 or more", joiner.Met);
+                Assert.Contains("range, bit length 0 or 1", joiner.Met);
+                Assert.Contains("array items", joiner.Met);
+                Assert.Contains("no model", joiner.Met);
+                // The packed stream unpacks as codec 7's (the library's unpacking, as above).
+                Assert.Equal((int)length, new ShapeTransform(table).Decode(joined, output));
+                break;
+            }
             case CompressionCodec.Lz4:
                 Assert.Equal((int)length, K4os.Compression.LZ4.LZ4Codec.Decode(payload, output));
                 break;
@@ -294,6 +368,273 @@ public sealed class FormatVectorTests
         }
     }
 
+    /// <summary>
+    /// docs/field-model.md, "Stored layout": the field model ("FLDM"), read from the document alone: per field (by
+    /// <c>key &lt;&lt; 1 | items</c>) its table's values, its range (tag, min, bits) and its symbols' frequencies.
+    /// </summary>
+    private sealed class IndependentFieldModel
+    {
+        public sealed record Field(List<byte[]> Values, byte RangeTag, long Min, int Bits, int[] Frequencies);
+
+        public Dictionary<ulong, Field> Fields { get; } = [];
+
+        public static IndependentFieldModel Parse(byte[] bytes, int totalKeys)
+        {
+            Assert.Equal("FLDM"u8.ToArray(), bytes[..4]);
+            Assert.Equal(new byte[] { 1, 0, 0 }, bytes[4..7]);
+            // XxHash32 (seed 0) of everything before the last 4 bytes, little-endian.
+            Assert.Equal(XxHash32.HashToUInt32(bytes.AsSpan(0, bytes.Length - 4)), BinaryPrimitives.ReadUInt32LittleEndian(bytes.AsSpan(bytes.Length - 4)));
+            var model = new IndependentFieldModel();
+            int at = 7;
+            ulong count = ReadLeb128U64(bytes, ref at);
+            Assert.InRange(count, 0UL, 2048UL);
+            long previous = -1;
+            for (ulong f = 0; f < count; f++)
+            {
+                ulong keyAndItems = ReadLeb128U64(bytes, ref at);
+                Assert.True((long)keyAndItems > previous, "fields in ascending order");
+                Assert.True(keyAndItems >> 1 < (ulong)totalKeys, "a key of the table");
+                previous = (long)keyAndItems;
+                int n = (int)ReadLeb128U64(bytes, ref at);
+                Assert.InRange(n, 0, 1024);
+                var values = new List<byte[]>();
+                for (int i = 0; i < n; i++)
+                {
+                    int valueLength = (int)ReadLeb128U64(bytes, ref at);
+                    Assert.InRange(valueLength, 1, 96);
+                    values.Add(bytes[at..(at + valueLength)]);
+                    at += valueLength;
+                }
+                byte rangeTag = bytes[at++];
+                long min = 0;
+                int bits = 0;
+                if (rangeTag != 0)
+                {
+                    Assert.True(rangeTag is 0x06 or 0x07 or 0x0A or (>= 0x10 and <= 0x1F), "a number's tag");
+                    ulong zigzag = ReadLeb128U64(bytes, ref at);
+                    min = (long)(zigzag >> 1) ^ -(long)(zigzag & 1);
+                    bits = bytes[at++];
+                    Assert.InRange(bits, 0, 48);
+                }
+                int symbols = n + (rangeTag != 0 ? bits + 1 : 0) + 1;
+                var frequencies = new int[symbols];
+                for (int i = 0; i < symbols; i++)
+                {
+                    frequencies[i] = (int)ReadLeb128U64(bytes, ref at);
+                    Assert.True(frequencies[i] >= 1);
+                }
+                Assert.Equal(4096, frequencies.Sum());
+                model.Fields.Add(keyAndItems, new Field(values, rangeTag, min, bits, frequencies));
+            }
+            Assert.Equal(bytes.Length - 4, at); // nothing between the last field and the checksum
+            return model;
+        }
+    }
+
+    /// <summary>
+    /// docs/field-model.md, "Joining", from the document alone: walks the residual as the packed stream is walked
+    /// (docs/structure.md, "Packed stream"), taking a symbol from the rANS stream for every value of a modeled field.
+    /// <see cref="Met"/> records which cases of the join it met.
+    /// </summary>
+    private sealed class IndependentJoiner(ShapeTable table, IndependentFieldModel model, byte[] residual, byte[] stream, int capacity)
+    {
+        private readonly List<byte> _out = [];
+        private int _in;   // position in the residual
+        private int _next; // next byte of the symbol stream
+        private uint _x;   // the rANS state
+
+        public HashSet<string> Met { get; } = [];
+
+        public byte[] Join()
+        {
+            // The state: the stream's first 3 bytes, little-endian; a stream that codes no symbol is empty (the state is then 65,536).
+            if (stream.Length == 0)
+            {
+                _x = 65536;
+            }
+            else
+            {
+                Assert.True(stream.Length >= 3);
+                _x = stream[0] | (uint)stream[1] << 8 | (uint)stream[2] << 16;
+                _next = 3;
+            }
+            Object();
+            Assert.Equal(residual.Length, _in);    // the packed stream ends with the residual
+            Assert.Equal(stream.Length, _next);    // every byte of the symbol stream read
+            Assert.Equal(65536u, _x);              // and the state back at L
+            Assert.True(_out.Count <= capacity);
+            return [.. _out];
+        }
+
+        private void Object()
+        {
+            int id = (int)CopyVarint();
+            if (id == 0)
+            {
+                // Keys inline: the count, then each key (length, bytes) before its value, which has no field.
+                ulong count = CopyVarint();
+                for (ulong m = 0; m < count; m++)
+                {
+                    int keyLength = (int)CopyVarint();
+                    Copy(keyLength);
+                    Value(-1, items: false);
+                }
+                return;
+            }
+            Assert.InRange(id, 1, table.Count);
+            for (int m = 0; m < table.KeyCount(id); m++) Value(table.FirstKey(id) + m, items: false);
+        }
+
+        private void Value(int key, bool items)
+        {
+            if (key >= 0 && model.Fields.TryGetValue(((ulong)key << 1) | (items ? 1UL : 0), out var f))
+            {
+                if (items) Met.Add("array items");
+                int symbol = DecodeSymbol(f.Frequencies);
+                if (symbol < f.Values.Count)
+                {
+                    Met.Add("table hit");
+                    _out.AddRange(f.Values[symbol]);
+                    return;
+                }
+                int b = symbol - f.Values.Count;
+                if (f.RangeTag != 0 && b <= f.Bits)
+                {
+                    // Bit length b: u = 0 for b = 0, else 2^(b-1) plus b - 1 raw bits, read 16 at a time, lowest first.
+                    ulong u = 0;
+                    if (b > 0)
+                    {
+                        u = 1UL << (b - 1);
+                        for (int shift = 0, left = b - 1; left > 0; )
+                        {
+                            int k = Math.Min(16, left);
+                            u |= (ulong)RawBits(k) << shift;
+                            shift += k;
+                            left -= k;
+                        }
+                    }
+                    Met.Add(b >= 2 ? "range, bit length 2 or more" : "range, bit length 0 or 1");
+                    long value = (long)((ulong)f.Min + u);
+                    _out.Add(f.RangeTag);
+                    WriteVarint(((ulong)value << 1) ^ (ulong)(value >> 63));
+                    return;
+                }
+                Assert.Equal(f.Frequencies.Length - 1, symbol); // the escape: the value is in the residual
+                Met.Add(residual[_in] is 0x03 or 0x04 ? "escape of a container" : "escape of a scalar");
+            }
+            else if (key >= 0)
+            {
+                Met.Add("no model");
+            }
+
+            byte tag = residual[_in];
+            switch (tag)
+            {
+                case 0x03:
+                    Copy(1);
+                    Object();
+                    break;
+                case 0x04:
+                    Copy(1);
+                    ulong count = CopyVarint();
+                    for (ulong i = 0; i < count; i++) Value(key, items: true);
+                    break;
+                default:
+                    Copy(ScalarLength(residual, _in));
+                    break;
+            }
+        }
+
+        /// <summary>docs/structure.md's tag table: the bytes of the scalar value (tag and payload) at <paramref name="at"/>.</summary>
+        private static int ScalarLength(byte[] data, int at)
+        {
+            byte tag = data[at];
+            int VarintEnd(int from)
+            {
+                while ((data[from] & 0x80) != 0) from++;
+                return from + 1;
+            }
+            int LengthPrefixed(int lengthAt, int extra)
+            {
+                int p = lengthAt;
+                ulong n = ReadLeb128U64(data, ref p);
+                return p + extra + (int)n - at;
+            }
+            return tag switch
+            {
+                0x00 or 0x01 or 0x02 => 1,
+                0x05 or 0x08 => LengthPrefixed(at + 1, 0),
+                0x06 or 0x07 or 0x0A or (>= 0x10 and <= 0x1F) => VarintEnd(at + 1) - at,
+                0x09 => 9,
+                0x0B => 13,
+                0x0C => LengthPrefixed(at + 1, 1),
+                0x0D => LengthPrefixed(at + 2, 0),
+                >= 0x20 => 1 + tag - 0x20,
+                _ => throw new InvalidDataException($"tag 0x{tag:x2}"),
+            };
+        }
+
+        /// <summary>rANS, 12-bit frequencies: slot = x &amp; 4095, the symbol s whose [start, start + freq) holds it, x = freq (x &gt;&gt; 12) + slot - start.</summary>
+        private int DecodeSymbol(int[] frequencies)
+        {
+            int slot = (int)(_x & 4095);
+            int start = 0, s = 0;
+            while (slot >= start + frequencies[s]) start += frequencies[s++];
+            _x = (uint)frequencies[s] * (_x >> 12) + (uint)(slot - start);
+            Renormalize();
+            return s;
+        }
+
+        /// <summary>k raw bits (k at most 16): slot = x &amp; (2^k - 1), x = x &gt;&gt; k.</summary>
+        private uint RawBits(int k)
+        {
+            uint slot = _x & ((1u << k) - 1);
+            _x >>= k;
+            Renormalize();
+            return slot;
+        }
+
+        private void Renormalize()
+        {
+            while (_x < 65536)
+            {
+                Assert.True(_next < stream.Length, "symbol stream truncated");
+                _x = (_x << 8) | stream[_next++];
+            }
+        }
+
+        private ulong CopyVarint()
+        {
+            int start = _in;
+            ulong value = ReadLeb128U64(residual, ref _in);
+            _out.AddRange(residual[start.._in]);
+            return value;
+        }
+
+        private void Copy(int count)
+        {
+            _out.AddRange(residual[_in..(_in + count)]);
+            _in += count;
+        }
+
+        private void WriteVarint(ulong value)
+        {
+            for (; value >= 0x80; value >>= 7) _out.Add((byte)(value | 0x80));
+            _out.Add((byte)value);
+        }
+    }
+
+    private static ulong ReadLeb128U64(byte[] data, ref int offset)
+    {
+        ulong value = 0;
+        for (int shift = 0; ; shift += 7)
+        {
+            byte b = data[offset++];
+            value |= (ulong)(b & 0x7F) << shift;
+            if ((b & 0x80) == 0) return value;
+        }
+    }
+
     /// <summary>docs/format.md, "Format v2": a zstd frame around a raw compressed block of <paramref name="length"/> decoded bytes.</summary>
     private static byte[] WrapBlockInFrame(byte[] block, uint length)
     {
@@ -312,8 +653,9 @@ public sealed class FormatVectorTests
     public void Vector_DeterministicCodec_ReencodesToTheSameBytes(string name)
     {
         Vector v = Get(name);
-        // Packed zstd is not a setting: a zstd writer packs by itself when its dictionary carries a shape table.
-        CompressionCodec setting = v.CodecId == CompressionCodec.PackedZstd ? CompressionCodec.Zstd : v.CodecId;
+        // Packed zstd and field zstd are not settings: a zstd writer packs by itself when its dictionary carries a shape
+        // table, and splits the packed stream with the field model when the dictionary carries one too.
+        CompressionCodec setting = v.Structured ? CompressionCodec.Zstd : v.CodecId;
         var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = setting, Level = v.Level, Checksum = v.Checksum, MinimumSize = 0, Format = v.FormatId });
         ZstdDictionary? dictionary = DictionaryFor(v);
         byte[] reencoded = compressor.Compress(v.Expected, dictionary);
@@ -323,6 +665,13 @@ public sealed class FormatVectorTests
             byte[] packed = new byte[v.Expected.Length];
             Assert.True(dictionary!.Shapes!.TryEncode(v.Expected, packed, out int packedLength));
             Assert.Equal(v.Packed, Convert.ToHexString(packed, 0, packedLength).ToLowerInvariant());
+        }
+        if (v.Residual is not null)
+        {
+            // The library's split of that packed stream gives the vector's residual and symbol stream.
+            var (_, residual, symbols) = FieldVectorSources.Split(dictionary!.Shapes!, v.Expected);
+            Assert.Equal(v.Residual, Convert.ToHexString(residual).ToLowerInvariant());
+            Assert.Equal(v.Symbols, Convert.ToHexString(symbols).ToLowerInvariant());
         }
         if (v.CodecId is CompressionCodec.Deflate or CompressionCodec.Gzip)
         {
@@ -355,6 +704,13 @@ public sealed class FormatVectorTests
             if (v.Hex is not null) Assert.True(format.Contains(v.Hex, StringComparison.Ordinal), $"docs/format.md lacks the bytes of {v.Name}");
             if (v.DictionarySha256 is not null) Assert.Contains(v.DictionarySha256, format);
             if (v.Packed is not null) Assert.True(format.Contains(v.Packed, StringComparison.Ordinal), $"docs/format.md lacks the packed stream of {v.Name}");
+            if (v.Residual is not null) Assert.True(format.Contains(v.Residual, StringComparison.Ordinal), $"docs/format.md lacks the residual of {v.Name}");
+            if (v.Symbols is not null) Assert.True(format.Contains($"`{v.Symbols}`", StringComparison.Ordinal), $"docs/format.md lacks the symbol stream of {v.Name}");
+            if (v.StructureModelBytes is { } model)
+            {
+                Assert.Contains(v.Fields!, format);
+                Assert.True(format.Contains(Convert.ToHexString(model).ToLowerInvariant(), StringComparison.Ordinal), $"docs/format.md lacks the bytes of {v.Fields}");
+            }
             if (v.ShapeTableBytes is { } table)
             {
                 Assert.Contains(v.Shapes!, format);

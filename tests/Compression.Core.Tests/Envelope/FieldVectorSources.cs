@@ -1,0 +1,201 @@
+using System.Text;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using Compression.Structure;
+using Xunit;
+
+namespace Compression.Core.Tests.Envelope;
+
+/// <summary>
+/// Where the codec 8 (field zstd) vectors of docs/format.md come from. Each vector's structure model (Vectors/fields-*.bin,
+/// the "SMDL" bytes a dictionary record stores: <see cref="ShapeTransform.Serialize"/>) is the committed shape table of
+/// its kind (Vectors/shapes-*.bin, <see cref="PackedVectorSources"/>) with a field model whose fields are chosen here by
+/// hand, not learned. <see cref="FieldModelBuilder"/> over the tables' three samples does give a model (6 fields for
+/// JSON, 7 for BSON), but tables of one or two values and ranges fit to three values: the vector's year would escape,
+/// and its document would meet no range value of bit length 0 or 1 and no escape into an object. A hand-made model
+/// makes sure the vector's document meets every case of the join (docs/field-model.md,
+/// "Joining"): a table hit, a modeled field's escape copying a scalar from the residual and another walking into an
+/// object, range values of bit length 0, 1 and 2 or more (whose low bits are read 16 at a time, up to three reads), the
+/// items of an array, and fields without a model (scalars, an array of arrays, and the array holding modeled items).
+/// The documents are the codec 7 vectors' (<see cref="PackedVectorSources"/>), so the packed stream is the same.
+/// <see cref="FieldModelFiles_AreWhatTheDefinitionsGive"/> checks the committed files against the definitions below;
+/// <see cref="FormatVectorTests"/> checks the vectors. To write them again (after a deliberate change), set
+/// FIELD_VECTORS_OUT to a directory and run <see cref="Generate_WhenAsked_WritesModelsAndVectorEntries"/>, then copy
+/// what it wrote into Vectors/ and docs/format.md by hand (the descriptions are written there).
+/// </summary>
+public sealed class FieldVectorSources
+{
+    private static readonly string VectorDirectory = Path.Combine(AppContext.BaseDirectory, "Vectors");
+
+    /// <summary>Per vector: its name, format, the structure model file it writes, the shape table file it is built on, and the document.</summary>
+    internal static IEnumerable<(string Name, EnvelopeFormat Format, string Fields, string Shapes, byte[] Document)> Vectors()
+    {
+        yield return ("v2-fields-json", EnvelopeFormat.V2, "fields-json.bin", "shapes-json.bin", Encoding.UTF8.GetBytes(PackedVectorSources.JsonVector));
+        yield return ("v3-fields-bson-elements", EnvelopeFormat.V3, "fields-bson-elements.bin", "shapes-bson-elements.bin", PackedVectorSources.BsonElementsVector);
+    }
+
+    /// <summary>A short string's packed value: tag 0x20 + length, the bytes.</summary>
+    private static byte[] Text(string s) => [(byte)(PackedTag.ShortString + Encoding.UTF8.GetByteCount(s)), .. Encoding.UTF8.GetBytes(s)];
+
+    /// <summary>A number's packed value: its tag, the zigzag varint.</summary>
+    private static byte[] Number(byte tag, long value)
+    {
+        var bytes = new byte[1 + Varint64.MaxLength];
+        bytes[0] = tag;
+        Assert.True(Varint64.TryWrite(bytes.AsSpan(1), Varint64.ZigZag(value), out int written));
+        return bytes[..(1 + written)];
+    }
+
+    private static long Date(int year, int month, int day) => new DateTimeOffset(year, month, day, 0, 0, 0, TimeSpan.Zero).ToUnixTimeMilliseconds();
+
+    /// <summary>The table-wide index of the key named <paramref name="name"/> (the vectors' tables name each key once).</summary>
+    private static int KeyOf(ShapeTable table, string name)
+    {
+        for (int id = 1; id <= table.Count; id++)
+        {
+            for (int m = 0; m < table.KeyCount(id); m++)
+            {
+                if (table.Key(id, m).SequenceEqual(Encoding.UTF8.GetBytes(name))) return table.FirstKey(id) + m;
+            }
+        }
+        throw new InvalidOperationException($"The table has no key {name}.");
+    }
+
+    /// <summary>
+    /// The fields of the vectors' models, for a table of the vectors' shapes (JSON or BSON). What the documents meet:
+    /// year 1955 is not in its table (1950) and is coded in its range (min 1900: u = 55, bit length 6, 5 low bits);
+    /// rating (JSON: decimal 8.0, tag 0x11 mantissa 80; BSON: tag 0x10 mantissa 8) is in its range with bit length 1
+    /// (JSON, min 79) or 0 (BSON, min 8); budget null is a table hit; the genres' items Crime and Drama are table hits
+    /// and Thriller an escape; imdb is an object where its table holds only null: an escape, walked into; votes 93912 is
+    /// in its range (min 0: bit length 17, 16 low bits); top250 true is a table hit; BSON's released (1955-07-26) is in
+    /// a range from 1940 (bit length 39: 38 low bits, three reads). Title, plot, the genres array itself and cast (an
+    /// array of arrays) have no model.
+    /// </summary>
+    internal static List<FieldModel.FieldDefinition> Definitions(ShapeTable table)
+    {
+        bool json = table.Kind == DocumentKind.Json;
+        var fields = new List<FieldModel.FieldDefinition>
+        {
+            // votes: a range only (bit lengths 0-20), the commonest lengths 14-17, and the escape.
+            new(KeyOf(table, "votes"), false, [], PackedTag.Integer, 0, 20,
+                [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 6, 12, 20, 14, 4, 1, 1, 1]),
+            // top250: true and false, and the escape.
+            new(KeyOf(table, "top250"), false, [[PackedTag.True], [PackedTag.False]], 0, 0, 0, [6, 2, 1]),
+            // year: 1950 in the table; integers 1900-2027 in the range (bit lengths 0-7); the escape.
+            new(KeyOf(table, "year"), false, [Number(PackedTag.Integer, 1950)], PackedTag.Integer, 1900, 7,
+                [2, 1, 1, 1, 1, 1, 4, 8, 4, 1]),
+            // rating: JSON decimals of scale 1 from 7.9 (bit lengths 0-4), BSON decimals of scale 0 from 8 (0-1; BSON
+            // writes most ratings as scale 1, in the table); the escape.
+            json
+                ? new(KeyOf(table, "rating"), false, [], (byte)(PackedTag.Decimal + 1), 79, 4, [2, 3, 3, 2, 1, 1])
+                : new(KeyOf(table, "rating"), false, [Number(PackedTag.Decimal + 1, 84), Number(PackedTag.Decimal + 1, 81)], PackedTag.Decimal, 8, 1, [2, 2, 1, 1, 1]),
+            // budget: null in the table; integers up to 2^21 - 1 in the range (bit lengths 0-21); the escape.
+            new(KeyOf(table, "budget"), false, [[PackedTag.Null]], PackedTag.Integer, 0, 21,
+                [6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 2, 1, 2]),
+            // genres' items: three genres in the table, and the escape.
+            new(KeyOf(table, "genres"), true, [Text("Drama"), Text("Film-Noir"), Text("Crime")], 0, 0, 0, [4, 3, 2, 3]),
+            // imdb: null in the table (a record without ratings); an object is an escape.
+            new(KeyOf(table, "imdb"), false, [[PackedTag.Null]], 0, 0, 0, [1, 7]),
+        };
+        if (!json)
+        {
+            // released: datetimes from 1940-01-01 over 2^40 ms (about 35 years), and the escape.
+            var counts = new List<long>(Enumerable.Repeat(1L, 41)) { 1 };
+            counts[38] = 3;
+            counts[39] = 8;
+            counts[40] = 2;
+            fields.Add(new(KeyOf(table, "released"), false, [], PackedTag.DateTime, Date(1940, 1, 1), 40, counts));
+        }
+        return [.. fields.OrderBy(f => (f.Key << 1) | (f.Items ? 1 : 0))];
+    }
+
+    /// <summary>The structure model file's bytes: the committed shape table with the field model of <see cref="Definitions"/>.</summary>
+    internal static byte[] StructureModel(string shapesFile)
+    {
+        ShapeTable table = ShapeTable.Parse(File.ReadAllBytes(Path.Combine(VectorDirectory, shapesFile)));
+        return new ShapeTransform(table, FieldModel.Create(table, Definitions(table))).Serialize();
+    }
+
+    /// <summary>The packed stream, residual and symbol stream of <paramref name="document"/> under <paramref name="model"/> (the library's split).</summary>
+    internal static (byte[] Packed, byte[] Residual, byte[] Symbols) Split(ShapeTransform model, byte[] document)
+    {
+        byte[] packed = new byte[document.Length];
+        Assert.True(model.TryEncode(document, packed, out int packedLength));
+        byte[] residual = new byte[packedLength];
+        var symbols = new RansEncoder();
+        Assert.True(model.Fields!.TrySplit(packed.AsSpan(0, packedLength), residual, out int residualLength, symbols));
+        return (packed[..packedLength], residual[..residualLength], symbols.Encode().ToArray());
+    }
+
+    [Fact]
+    public void FieldModelFiles_AreWhatTheDefinitionsGive()
+    {
+        using var vectors = JsonDocument.Parse(File.ReadAllText(Path.Combine(VectorDirectory, "vectors.json")));
+        foreach (var (name, format, fields, shapes, document) in Vectors())
+        {
+            byte[] committed = File.ReadAllBytes(Path.Combine(VectorDirectory, fields));
+            Assert.Equal(StructureModel(shapes), committed);
+            // The file is "SMDL", version 1, the table's length, the committed table, then the field model; it parses back to itself.
+            byte[] table = File.ReadAllBytes(Path.Combine(VectorDirectory, shapes));
+            Assert.Equal("SMDL"u8.ToArray(), committed[..4]);
+            Assert.Equal(1, committed[4]);
+            Assert.Equal(table.Length, committed[5]); // under 128: one varint byte
+            Assert.Equal(table, committed[6..(6 + table.Length)]);
+            Assert.Equal("FLDM"u8.ToArray(), committed[(6 + table.Length)..(10 + table.Length)]);
+            Assert.Equal(committed, ShapeTransform.Parse(committed).Serialize());
+
+            JsonElement v = vectors.RootElement.EnumerateArray().Single(e => e.GetProperty("name").GetString() == name);
+            Assert.Equal(fields, v.GetProperty("fields").GetString());
+            Assert.Equal(shapes, v.GetProperty("shapes").GetString());
+            Assert.Equal(format.ToString().ToLowerInvariant(), v.GetProperty("format").GetString());
+            byte[] expected = v.GetProperty("text").GetString() is { } text ? Encoding.UTF8.GetBytes(text) : Convert.FromHexString(v.GetProperty("hex").GetString()!);
+            Assert.Equal(document, expected);
+        }
+    }
+
+    [Fact]
+    public void Generate_WhenAsked_WritesModelsAndVectorEntries()
+    {
+        // A generator, not a check: it does nothing unless FIELD_VECTORS_OUT names a directory, and never writes Vectors/.
+        string? directory = Environment.GetEnvironmentVariable("FIELD_VECTORS_OUT");
+        if (string.IsNullOrEmpty(directory)) return;
+        Directory.CreateDirectory(directory);
+
+        byte[] dictionary = File.ReadAllBytes(Path.Combine(VectorDirectory, "dictionary-4242.bin"));
+        var entries = new JsonArray();
+        foreach (var (name, format, fields, shapes, document) in Vectors())
+        {
+            byte[] smdl = StructureModel(shapes);
+            File.WriteAllBytes(Path.Combine(directory, fields), smdl);
+            ShapeTransform model = ShapeTransform.Parse(smdl);
+            ZstdDictionary withModel = ZstdDictionary.Create(4242, dictionary, ZstdDictionary.DefaultMaximumSize, model);
+            var writer = new DocumentCompressor(new DocumentCompressorOptions { Format = format, Level = PackedVectorSources.Level, MinimumSize = 0 });
+            byte[] envelope = writer.Compress(document, withModel);
+            Assert.Equal(CompressionCodec.FieldZstd, (CompressionCodec)(envelope[1] & 0x0F));
+            Assert.Equal(document, writer.Decompress(envelope, withModel));
+            var (packed, residual, symbols) = Split(model, document);
+            bool text = model.Table.Kind == DocumentKind.Json;
+            entries.Add(new JsonObject
+            {
+                ["name"] = name,
+                ["description"] = "",
+                ["format"] = format.ToString().ToLowerInvariant(),
+                ["codec"] = "fieldZstd",
+                ["level"] = PackedVectorSources.Level,
+                ["checksum"] = true,
+                ["dictionary"] = "dictionary-4242.bin",
+                ["dictionaryId"] = 4242,
+                ["dictionarySha256"] = "e29c1647c26bfb4f98f1402ea8fd8c2a5d756711adb14db6d1ee7fe1349cc76b",
+                ["shapes"] = shapes,
+                ["fields"] = fields,
+                ["envelope"] = Convert.ToHexString(envelope).ToLowerInvariant(),
+                ["packed"] = Convert.ToHexString(packed).ToLowerInvariant(),
+                ["residual"] = Convert.ToHexString(residual).ToLowerInvariant(),
+                ["symbols"] = Convert.ToHexString(symbols).ToLowerInvariant(),
+                ["text"] = text ? Encoding.UTF8.GetString(document) : null,
+                ["hex"] = text ? null : Convert.ToHexString(document).ToLowerInvariant(),
+            });
+        }
+        File.WriteAllText(Path.Combine(directory, "field-vectors.json"), entries.ToJsonString(new JsonSerializerOptions { WriteIndented = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping }));
+    }
+}
