@@ -8,6 +8,7 @@ namespace Compression.StructureAnalysis;
 /// One operation of the recommended setting (zstd level 3, dictionary and shapes, through <see cref="DocumentCompressor"/>)
 /// in a loop for a while, for a profiler to attach to (<c>perf record</c> with <c>DOTNET_PerfMapEnabled=1</c> and
 /// <c>DOTNET_EnableWriteXorExecute=0</c>): <c>Compression.StructureAnalysis hot FILE.jsonl SECONDS compress|decompress|encode</c>.
+/// <c>HOT_FIELDS=0</c>: the shape table alone (codec 7) instead of the engine's default, table and field model (codec 8).
 /// Split as <c>docz analyze</c> splits (seed 42, 20% trains a 64 KiB dictionary). Prints the fastest pass, the median
 /// pass, and the median of each 50 passes in order, which shows how much the machine's speed drifts during the run.
 /// </summary>
@@ -19,7 +20,9 @@ internal static class HotLoop
         new Random(42).Shuffle(documents);
         int trainCount = (int)(documents.Length * 0.2);
         byte[][] training = documents[..trainCount], test = documents[trainCount..];
-        StructureModel model = StructureTrainer.TryTrain(training, 64 * 1024, 1) ?? throw new InvalidOperationException("no shape table trained");
+        // The engine's default learns a field model (codec 8) with the table; HOT_FIELDS=0 measures the table alone (codec 7).
+        bool fields = Environment.GetEnvironmentVariable("HOT_FIELDS") != "0";
+        StructureModel model = StructureTrainer.TryTrain(training, 64 * 1024, 1, kind: null, fieldModel: fields) ?? throw new InvalidOperationException("no shape table trained");
         var compressor = new DocumentCompressor(new DocumentCompressorOptions { Level = 3 });
         byte[] buffer = new byte[DocumentCompressor.GetMaxEnvelopeLength(test.Max(d => d.Length))];
         var envelopes = test.Select(d => { compressor.TryCompress(d, buffer, out int n, model.Dictionary); return buffer[..n]; }).ToArray();
@@ -31,7 +34,7 @@ internal static class HotLoop
             "encode" => () => { foreach (byte[] d in test) model.Transform.TryEncode(d, buffer, out _); },
             _ => throw new ArgumentException($"'{what}': compress, decompress or encode."),
         };
-        Console.WriteLine($"{test.Length} documents, dictionary {model.Dictionary.Content.Length} B, {model.Table.Count} shapes; {what} for {seconds} s");
+        Console.WriteLine($"{test.Length} documents, dictionary {model.Dictionary.Content.Length} B, {model.Table.Count} shapes, {model.Transform.Fields?.Model.FieldCount ?? 0} modelled fields; {what} for {seconds} s");
         var times = new List<double>();
         var run = Stopwatch.StartNew();
         while (run.Elapsed.TotalSeconds < seconds)

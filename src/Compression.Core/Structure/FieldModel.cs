@@ -115,6 +115,9 @@ internal sealed class FieldModel
         /// <summary>The range's symbols: one per bit length of u, 0 to <see cref="RangeBits"/>; 0 when there is no range.</summary>
         public int BucketCount => RangeTag == 0 ? 0 : RangeBits + 1;
 
+        /// <summary>For each 256th of the scale, the symbol its first slot falls in (<see cref="SymbolAt(Field, int)"/>).</summary>
+        public required ushort[] Coarse { get; init; }
+
         /// <summary>Symbols: the table's values, then the range's bit lengths (when there is one), then the escape. Length: symbols + 1; last is <see cref="ScaleTotal"/>.</summary>
         public required ushort[] Cumulative { get; init; }
 
@@ -425,7 +428,7 @@ internal sealed class FieldModel
             fields[f] = new Field
             {
                 Key = (int)(keyAndItems >> 1), Items = (keyAndItems & 1) != 0, FirstValue = first, ValueCount = (int)valueCount,
-                RangeTag = rangeTag, RangeMin = rangeMin, RangeBits = rangeBits, Cumulative = cumulative, Templates = templates,
+                RangeTag = rangeTag, RangeMin = rangeMin, RangeBits = rangeBits, Cumulative = cumulative, Coarse = CoarseOf(cumulative), Templates = templates,
             };
         }
         reader.End();
@@ -500,15 +503,27 @@ internal sealed class FieldModel
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int SymbolAt(Field field, int slot)
     {
+        // The symbol at the start of the slot's sixteenth of the scale, then forward: a few steps at most on average.
         ushort[] c = field.Cumulative;
-        int lo = 0, hi = c.Length - 2; // the answer is in [lo, hi]
-        while (lo < hi)
+        int s = field.Coarse[slot >> CoarseShift];
+        while (c[s + 1] <= slot) s++;
+        return s;
+    }
+
+    private const int CoarseShift = ScaleBits - 8;
+
+    /// <summary>For each of the 256 equal parts of the scale, the symbol whose range holds its first slot.</summary>
+    private static ushort[] CoarseOf(ushort[] cumulative)
+    {
+        var coarse = new ushort[256];
+        int s = 0;
+        for (int i = 0; i < coarse.Length; i++)
         {
-            int mid = (lo + hi + 1) >> 1;
-            if (c[mid] <= slot) lo = mid;
-            else hi = mid - 1;
+            int slot = i << CoarseShift;
+            while (cumulative[s + 1] <= slot) s++;
+            coarse[i] = (ushort)s;
         }
-        return lo;
+        return coarse;
     }
 }
 

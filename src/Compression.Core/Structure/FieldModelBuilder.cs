@@ -12,6 +12,16 @@ internal sealed class FieldModelBuilder
     /// <summary>The share of a field's sample values its table, range and templates must code together for the field to get a model.</summary>
     public const double MinCodedShare = 0.25;
 
+    /// <summary>The escape's least probability in a field: 1 / EscapeShare.</summary>
+    private const int EscapeShare = 64;
+
+    /// <summary>
+    /// Bit lengths a range or a template slot takes past what its widened span needs, each with the least frequency:
+    /// a number up to 4x further from the minimum than the samples' still codes (for about 12 bits more) instead of
+    /// escaping.
+    /// </summary>
+    private const int ExtraBits = 2;
+
     /// <summary>The share of a field's sample values one part (table, range, templates) must code to be kept.</summary>
     public const double MinPartShare = 0.05;
 
@@ -148,7 +158,7 @@ internal sealed class FieldModelBuilder
                 long span = max - min + 1;
                 long low = Math.Max(0, min - span / 8);
                 long high = Math.Min(FieldModel.Pow10[widths[s]] - 1, max + (span + 1) / 2);
-                int b = high == low ? 0 : 64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(high - low));
+                int b = Math.Min(60, (high == low ? 0 : 64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(high - low))) + ExtraBits);
                 mins[s] = low;
                 bits[s] = (byte)b;
                 var histogram = new long[b + 1];
@@ -222,8 +232,9 @@ internal sealed class FieldModelBuilder
                 double width = (double)max - min + 1;
                 double low = Math.Max(long.MinValue / 2, min - Math.Floor(width / 8));
                 double high = max + Math.Ceiling(width / 2);
-                int bits = (int)Math.Ceiling(Math.Log2(high - low + 1));
-                if (bits > FieldModel.MaxRangeBits || high >= long.MaxValue / 2) continue;
+                int needed = (int)Math.Ceiling(Math.Log2(high - low + 1));
+                if (needed > FieldModel.MaxRangeBits || high >= long.MaxValue / 2) continue;
+                int bits = Math.Min(FieldModel.MaxRangeBits, needed + ExtraBits);
                 (rangeTag, rangeMin, rangeBits, rangeCount) = (tag, (long)low, bits, outside);
                 buckets = new long[bits + 1];
                 foreach (long value in n.Values) buckets[64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(value - (long)low))]++;
@@ -244,7 +255,9 @@ internal sealed class FieldModelBuilder
             if (useRange) counts.AddRange(buckets);
             else rangeCount = 0;
             counts.AddRange(templateCounts);
-            counts.Add(Math.Max(1, stats.Values - hits - rangeCount - templated));
+            // The escape keeps at least 1/64 of the field's probability: values unlike the samples (timestamps past the
+            // samples', in a collection written in time order) cost at most 6 bits more than they would without a model.
+            counts.Add(Math.Max(Math.Max(1, stats.Values / EscapeShare), stats.Values - hits - rangeCount - templated));
             definitions.Add(new FieldModel.FieldDefinition(field >> 1, (field & 1) != 0, [.. table.Select(pair => pair.Key)],
                 useRange ? rangeTag : (byte)0, useRange ? rangeMin : 0, useRange ? rangeBits : 0, counts)
             {
