@@ -101,8 +101,9 @@ public sealed class FormatVectorTests
         Assert.Contains(v2, v => v.CodecId == CompressionCodec.FieldZstd);
 
         // Codec 7, packed zstd: one vector per shape table kind, each with its table and packed stream. Codec 8, field
-        // zstd: a JSON and a BSON elements vector, each with its table, packed stream, structure model, residual and
-        // symbol stream. Only codecs 7 and 8 have a table and a packed stream, only codec 8 the other three.
+        // zstd: a JSON and a BSON elements vector, and one whose model has string templates, each with its table, packed
+        // stream, structure model, residual and symbol stream. Only codecs 7 and 8 have a table and a packed stream,
+        // only codec 8 the other three.
         foreach (DocumentKind kind in new[] { DocumentKind.Json, DocumentKind.Bson, DocumentKind.BsonElements })
         {
             Assert.Contains(vectors, v => v.CodecId == CompressionCodec.PackedZstd && v.ShapeKind == kind);
@@ -111,6 +112,8 @@ public sealed class FormatVectorTests
         {
             Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && v.ShapeKind == kind);
         }
+        // And one whose field model has string templates (docs/field-model.md), read with the reader below.
+        Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && IndependentModelOf(v).HasTemplates);
         Assert.All(vectors, v =>
         {
             Assert.True(v.Structured == (v.Shapes is not null) && v.Structured == (v.Packed is not null),
@@ -377,6 +380,8 @@ public sealed class FormatVectorTests
         var table = ShapeTable.Parse(tableBytes);
         return (table, IndependentFieldModel.Parse(smdl[(tableAt + tableLength)..], table.TotalKeys));
     }
+
+    private static IndependentFieldModel IndependentModelOf(Vector v) => ReadStructureModel(v).Model;
 
     /// <summary>
     /// docs/field-model.md, "Stored layout": the field model ("FLDM"), read from the document alone: per field (by
