@@ -8,30 +8,59 @@ namespace Compression.Core.Tests.Envelope;
 
 /// <summary>
 /// Where the codec 8 (field zstd) vectors of docs/format.md come from. Each vector's structure model (Vectors/fields-*.bin,
-/// the "SMDL" bytes a dictionary record stores: <see cref="ShapeTransform.Serialize"/>) is the committed shape table of
-/// its kind (Vectors/shapes-*.bin, <see cref="PackedVectorSources"/>) with a field model whose fields are chosen here by
-/// hand, not learned. <see cref="FieldModelBuilder"/> over the tables' three samples does give a model (6 fields for
-/// JSON, 7 for BSON), but tables of one or two values and ranges fit to three values: the vector's year would escape,
-/// and its document would meet no range value of bit length 0 or 1 and no escape into an object. A hand-made model
-/// makes sure the vector's document meets every case of the join (docs/field-model.md,
-/// "Joining"): a table hit, a modeled field's escape copying a scalar from the residual and another walking into an
-/// object, range values of bit length 0, 1 and 2 or more (whose low bits are read 16 at a time, up to three reads), the
-/// items of an array, and fields without a model (scalars, an array of arrays, and the array holding modeled items).
-/// The documents are the codec 7 vectors' (<see cref="PackedVectorSources"/>), so the packed stream is the same.
-/// <see cref="FieldModelFiles_AreWhatTheDefinitionsGive"/> checks the committed files against the definitions below;
-/// <see cref="FormatVectorTests"/> checks the vectors. To write them again (after a deliberate change), set
-/// FIELD_VECTORS_OUT to a directory and run <see cref="Generate_WhenAsked_WritesModelsAndVectorEntries"/>, then copy
-/// what it wrote into Vectors/ and docs/format.md by hand (the descriptions are written there).
+/// the "SMDL" bytes a dictionary record stores: <see cref="ShapeTransform.Serialize"/>) is a shape table with a field
+/// model whose fields are chosen here by hand, not learned. The two movie vectors use the committed codec 7 table of
+/// their kind (Vectors/shapes-*.bin, <see cref="PackedVectorSources"/>) and its documents, so their packed streams are
+/// the codec 7 vectors'. <see cref="FieldModelBuilder"/> over those tables' three samples does give a model (6 fields
+/// for JSON, 7 for BSON), but tables of one or two values and ranges fit to three values: the vector's year would
+/// escape, and its document would meet no range value of bit length 0 or 1 and no escape into an object. A hand-made
+/// model makes sure the vector's document meets every case of the join (docs/field-model.md, "Joining") but templates:
+/// a table hit, a modeled field's escape copying a scalar from the residual and another walking into an object, range
+/// values of bit length 0, 1 and 2 or more (whose low bits are read 16 at a time, up to three reads), the items of an
+/// array, and fields without a model (scalars, an array of arrays, and the array holding modeled items). The flight
+/// vector (<c>v3-fields-json-templates</c>) has a table of its own, learned from <see cref="FlightSamples"/>, and a
+/// model whose date field has string templates (<see cref="FlightDefinitions"/>): its document meets a template symbol
+/// and slots of bit length 0, 1 and 2 or more, with leading zeros from the width.
+/// <see cref="FieldModelFiles_AreWhatTheDefinitionsGive"/> checks the committed files against the samples and
+/// definitions below; <see cref="FormatVectorTests"/> checks the vectors. To write them again (after a deliberate
+/// change), set FIELD_VECTORS_OUT to a directory and run <see cref="Generate_WhenAsked_WritesModelsAndVectorEntries"/>,
+/// then copy what it wrote into Vectors/ and docs/format.md by hand (the descriptions are written there).
 /// </summary>
 public sealed class FieldVectorSources
 {
     private static readonly string VectorDirectory = Path.Combine(AppContext.BaseDirectory, "Vectors");
 
-    /// <summary>Per vector: its name, format, the structure model file it writes, the shape table file it is built on, and the document.</summary>
-    internal static IEnumerable<(string Name, EnvelopeFormat Format, string Fields, string Shapes, byte[] Document)> Vectors()
+    /// <summary>
+    /// Per vector: its name, format, the structure model file it writes, the shape table file it is built on, the samples
+    /// that table is learned from (null for the codec 7 vectors' tables, which <see cref="PackedVectorSources"/> checks),
+    /// and the document.
+    /// </summary>
+    internal static IEnumerable<(string Name, EnvelopeFormat Format, string Fields, string Shapes, byte[][]? Samples, byte[] Document)> Vectors()
     {
-        yield return ("v2-fields-json", EnvelopeFormat.V2, "fields-json.bin", "shapes-json.bin", Encoding.UTF8.GetBytes(PackedVectorSources.JsonVector));
-        yield return ("v3-fields-bson-elements", EnvelopeFormat.V3, "fields-bson-elements.bin", "shapes-bson-elements.bin", PackedVectorSources.BsonElementsVector);
+        yield return ("v2-fields-json", EnvelopeFormat.V2, "fields-json.bin", "shapes-json.bin", null, Encoding.UTF8.GetBytes(PackedVectorSources.JsonVector));
+        yield return ("v3-fields-bson-elements", EnvelopeFormat.V3, "fields-bson-elements.bin", "shapes-bson-elements.bin", null, PackedVectorSources.BsonElementsVector);
+        yield return ("v3-fields-json-templates", EnvelopeFormat.V3, "fields-json-templates.bin", "shapes-json-flights.bin",
+            [.. FlightSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(FlightVector));
+    }
+
+    /// <summary>Three flight records (lines 14, 78 and 100 of the reference corpus flights.jsonl): the samples of shapes-json-flights.bin.</summary>
+    private static readonly string[] FlightSamples =
+    [
+        """{"date":"2001/01/01 07:00","delay":3,"distance":933,"origin":"SAN","destination":"PDX"}""",
+        """{"date":"2001/01/01 12:18","delay":11,"distance":258,"origin":"SAN","destination":"LAS"}""",
+        """{"date":"2001/01/01 14:09","delay":-9,"distance":678,"origin":"PHL","destination":"ORD"}""",
+    ];
+
+    /// <summary>The document of <c>v3-fields-json-templates</c>: a flight record whose date a template codes.</summary>
+    public const string FlightVector = """{"date":"2001/01/01 00:47","delay":-6,"distance":361,"origin":"SAN","destination":"LAX"}""";
+
+    /// <summary>The shape table a vector is built on: learned from its samples, or the committed codec 7 table.</summary>
+    private static byte[] TableBytes(string shapesFile, byte[][]? samples)
+    {
+        if (samples is null) return File.ReadAllBytes(Path.Combine(VectorDirectory, shapesFile));
+        var builder = new ShapeTableBuilder(DocumentKind.Json);
+        foreach (byte[] sample in samples) Assert.True(builder.Add(sample), "every sample is a JSON document");
+        return builder.Build().Serialize();
     }
 
     /// <summary>A short string's packed value: tag 0x20 + length, the bytes.</summary>
@@ -71,7 +100,10 @@ public sealed class FieldVectorSources
     /// a range from 1940 (bit length 39: 38 low bits, three reads). Title, plot, the genres array itself and cast (an
     /// array of arrays) have no model.
     /// </summary>
-    internal static List<FieldModel.FieldDefinition> Definitions(ShapeTable table)
+    internal static List<FieldModel.FieldDefinition> Definitions(string fieldsFile, ShapeTable table) =>
+        fieldsFile == "fields-json-templates.bin" ? FlightDefinitions(table) : MovieDefinitions(table);
+
+    private static List<FieldModel.FieldDefinition> MovieDefinitions(ShapeTable table)
     {
         bool json = table.Kind == DocumentKind.Json;
         var fields = new List<FieldModel.FieldDefinition>
@@ -109,11 +141,49 @@ public sealed class FieldVectorSources
         return [.. fields.OrderBy(f => (f.Key << 1) | (f.Items ? 1 : 0))];
     }
 
-    /// <summary>The structure model file's bytes: the committed shape table with the field model of <see cref="Definitions"/>.</summary>
-    internal static byte[] StructureModel(string shapesFile)
+    /// <summary>
+    /// The fields of <c>v3-fields-json-templates</c>'s model, for shapes-json-flights.bin (one shape: date 0, delay 1,
+    /// distance 2, origin 3, destination 4). What the document meets: its date, 2001/01/01 00:47, is template 1 of its
+    /// field ({4}/{2}/{2} {2}:{2}; template 0 is {4}/{2}/{2}), symbol 22: after the table's null, the range's 20 bit
+    /// lengths and template 0, so a reader must count the range's symbols before the templates'. Its slots: year 2001
+    /// from 1999 (u = 2, bit length 2, 1 low bit), month 01 from 0 (u = 1, bit length 1, written with its leading zero),
+    /// day 01 from 1 (u = 0, bit length 0), hour 00 from 0 (bit length 0, two zeros from the width), minute 47 from 0
+    /// (bit length 6, 5 low bits). Delay has no model (copied from the residual); distance 361 is in its range (min 0:
+    /// bit length 9, 8 low bits); origin SAN is a table hit; destination LAX is not in its table: an escape, copied from
+    /// the residual.
+    /// </summary>
+    private static List<FieldModel.FieldDefinition> FlightDefinitions(ShapeTable table)
     {
-        ShapeTable table = ShapeTable.Parse(File.ReadAllBytes(Path.Combine(VectorDirectory, shapesFile)));
-        return new ShapeTransform(table, FieldModel.Create(table, Definitions(table))).Serialize();
+        byte[] Ascii(string s) => Encoding.ASCII.GetBytes(s);
+        // {4}/{2}/{2}: year from 1999 (bit lengths 0-4), month from 0 (0-4), day from 1 (0-5).
+        var day = new FieldModel.TemplateDefinition(
+            [[], Ascii("/"), Ascii("/"), []], [4, 2, 2], [1999, 0, 1], [4, 4, 5],
+            [[1, 1, 12, 2, 1], [1, 6, 3, 4, 3], [1, 1, 2, 4, 8, 15]]);
+        // {4}/{2}/{2} {2}:{2}: as above, then hour from 0 (0-5) and minute from 0 (0-6).
+        var minute = new FieldModel.TemplateDefinition(
+            [[], Ascii("/"), Ascii("/"), Ascii(" "), Ascii(":"), []], [4, 2, 2, 2, 2], [1999, 0, 1, 0, 0], [4, 4, 5, 5, 6],
+            [[1, 1, 12, 2, 1], [1, 6, 3, 4, 3], [1, 1, 2, 4, 8, 15], [1, 1, 2, 4, 8, 8], [1, 1, 2, 4, 8, 16, 28]]);
+        var fields = new List<FieldModel.FieldDefinition>
+        {
+            // date: null in the table; integers 0 to 2^19 - 1 in the range (minutes since 2001-01-01, as some writers
+            // store a date; bit lengths 0-19); the two templates; the escape. Symbols: null 0, bit lengths 1-20,
+            // templates 21 and 22, the escape 23.
+            new(KeyOf(table, "date"), false, [[PackedTag.Null]], PackedTag.Integer, 0, 19,
+                [1, .. Enumerable.Repeat(1L, 17), 2, 2, 2, 4, 40, 2]) { Templates = [day, minute] },
+            // distance: integers 0-4095 (bit lengths 0-12), and the escape.
+            new(KeyOf(table, "distance"), false, [], PackedTag.Integer, 0, 12, [1, 1, 1, 1, 1, 2, 4, 8, 16, 24, 20, 10, 4, 1]),
+            // origin and destination: a few airports each, and the escape.
+            new(KeyOf(table, "origin"), false, [Text("LAS"), Text("SAN"), Text("PHX"), Text("SFO"), Text("LAX")], 0, 0, 0, [5, 4, 3, 3, 3, 2]),
+            new(KeyOf(table, "destination"), false, [Text("LAS"), Text("PDX"), Text("SJC"), Text("ORD")], 0, 0, 0, [5, 3, 3, 2, 2]),
+        };
+        return [.. fields.OrderBy(f => (f.Key << 1) | (f.Items ? 1 : 0))];
+    }
+
+    /// <summary>The structure model file's bytes: the vector's shape table with the field model of <see cref="Definitions"/>.</summary>
+    internal static byte[] StructureModel(string fieldsFile, string shapesFile, byte[][]? samples)
+    {
+        ShapeTable table = ShapeTable.Parse(TableBytes(shapesFile, samples));
+        return new ShapeTransform(table, FieldModel.Create(table, Definitions(fieldsFile, table))).Serialize();
     }
 
     /// <summary>The packed stream, residual and symbol stream of <paramref name="document"/> under <paramref name="model"/> (the library's split).</summary>
@@ -131,12 +201,15 @@ public sealed class FieldVectorSources
     public void FieldModelFiles_AreWhatTheDefinitionsGive()
     {
         using var vectors = JsonDocument.Parse(File.ReadAllText(Path.Combine(VectorDirectory, "vectors.json")));
-        foreach (var (name, format, fields, shapes, document) in Vectors())
+        foreach (var (name, format, fields, shapes, samples, document) in Vectors())
         {
             byte[] committed = File.ReadAllBytes(Path.Combine(VectorDirectory, fields));
-            Assert.Equal(StructureModel(shapes), committed);
+            Assert.Equal(StructureModel(fields, shapes, samples), committed);
             // The file is "SMDL", version 1, the table's length, the committed table, then the field model; it parses back to itself.
+            // A table learned here is the committed file, byte for byte (the codec 7 vectors' are checked by PackedVectorSources).
             byte[] table = File.ReadAllBytes(Path.Combine(VectorDirectory, shapes));
+            Assert.Equal(TableBytes(shapes, samples), table);
+            Assert.Equal(table, ShapeTable.Parse(table).Serialize());
             Assert.Equal("SMDL"u8.ToArray(), committed[..4]);
             Assert.Equal(1, committed[4]);
             Assert.Equal(table.Length, committed[5]); // under 128: one varint byte
@@ -163,9 +236,10 @@ public sealed class FieldVectorSources
 
         byte[] dictionary = File.ReadAllBytes(Path.Combine(VectorDirectory, "dictionary-4242.bin"));
         var entries = new JsonArray();
-        foreach (var (name, format, fields, shapes, document) in Vectors())
+        foreach (var (name, format, fields, shapes, samples, document) in Vectors())
         {
-            byte[] smdl = StructureModel(shapes);
+            if (samples is not null) File.WriteAllBytes(Path.Combine(directory, shapes), TableBytes(shapes, samples));
+            byte[] smdl = StructureModel(fields, shapes, samples);
             File.WriteAllBytes(Path.Combine(directory, fields), smdl);
             ShapeTransform model = ShapeTransform.Parse(smdl);
             ZstdDictionary withModel = ZstdDictionary.Create(4242, dictionary, ZstdDictionary.DefaultMaximumSize, model);

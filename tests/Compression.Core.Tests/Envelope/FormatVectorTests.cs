@@ -101,8 +101,9 @@ public sealed class FormatVectorTests
         Assert.Contains(v2, v => v.CodecId == CompressionCodec.FieldZstd);
 
         // Codec 7, packed zstd: one vector per shape table kind, each with its table and packed stream. Codec 8, field
-        // zstd: a JSON and a BSON elements vector, each with its table, packed stream, structure model, residual and
-        // symbol stream. Only codecs 7 and 8 have a table and a packed stream, only codec 8 the other three.
+        // zstd: a JSON and a BSON elements vector, and one whose model has string templates, each with its table, packed
+        // stream, structure model, residual and symbol stream. Only codecs 7 and 8 have a table and a packed stream,
+        // only codec 8 the other three.
         foreach (DocumentKind kind in new[] { DocumentKind.Json, DocumentKind.Bson, DocumentKind.BsonElements })
         {
             Assert.Contains(vectors, v => v.CodecId == CompressionCodec.PackedZstd && v.ShapeKind == kind);
@@ -111,6 +112,8 @@ public sealed class FormatVectorTests
         {
             Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && v.ShapeKind == kind);
         }
+        // And one whose field model has string templates (docs/field-model.md), read with the reader below.
+        Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && IndependentModelOf(v).HasTemplates);
         Assert.All(vectors, v =>
         {
             Assert.True(v.Structured == (v.Shapes is not null) && v.Structured == (v.Packed is not null),
@@ -242,29 +245,21 @@ public sealed class FormatVectorTests
                 Assert.Equal(v.Residual, Convert.ToHexString(residual).ToLowerInvariant());
                 Assert.Equal(v.Symbols, Convert.ToHexString(stream).ToLowerInvariant());
 
-                // The structure model as the record stores it (docs/field-model.md, "Stored layout"): "SMDL", version 1, the
-                // table's length, the table (the vector's shape table file), the field model ("FLDM"), read here byte by byte.
-                byte[] smdl = v.StructureModelBytes!;
-                Assert.Equal("SMDL"u8.ToArray(), smdl[..4]);
-                Assert.Equal(1, smdl[4]);
-                int tableAt = 5;
-                int tableLength = (int)ReadLeb128(smdl, ref tableAt);
-                byte[] tableBytes = smdl[tableAt..(tableAt + tableLength)];
-                Assert.Equal(v.ShapeTableBytes, tableBytes);
-                var table = ShapeTable.Parse(tableBytes); // the table part: its shapes' key counts number the fields
-                var model = IndependentFieldModel.Parse(smdl[(tableAt + tableLength)..], table.TotalKeys);
+                // The structure model as the record stores it (docs/field-model.md, "Stored layout"), read byte by byte.
+                var (table, model) = ReadStructureModel(v);
 
                 var joiner = new IndependentJoiner(table, model, residual, stream, (int)length - 1);
                 byte[] joined = joiner.Join();
                 Assert.Equal(v.Packed, Convert.ToHexString(joined).ToLowerInvariant());
-                // What the walk met: every case of "Joining" the vectors are made to show.
-                Assert.Contains("table hit", joiner.Met);
-                Assert.Contains("escape of a scalar", joiner.Met);
-                Assert.Contains("escape of a container", joiner.Met);
-                Assert.Contains("range, bit length 2 or more", joiner.Met);
-                Assert.Contains("range, bit length 0 or 1", joiner.Met);
-                Assert.Contains("array items", joiner.Met);
-                Assert.Contains("no model", joiner.Met);
+                // What the walk met: every case of "Joining" the vectors are made to show. A vector whose model has no
+                // templates meets every case of values, ranges, escapes and arrays; one whose model has templates meets a
+                // template and its slots (bit lengths 0 or 1 and 2 or more, a leading zero from the width).
+                string[] cases = model.HasTemplates
+                    ? ["table hit", "escape of a scalar", "range, bit length 2 or more", "no model", "template",
+                       "template slot, bit length 0 or 1", "template slot, bit length 2 or more", "template slot, zero-padded"]
+                    : ["table hit", "escape of a scalar", "escape of a container", "range, bit length 2 or more",
+                       "range, bit length 0 or 1", "array items", "no model"];
+                foreach (string expected in cases) Assert.Contains(expected, joiner.Met);
                 // The packed stream unpacks as codec 7's (the library's unpacking, as above).
                 Assert.Equal((int)length, new ShapeTransform(table).Decode(joined, output));
                 break;
@@ -369,14 +364,45 @@ public sealed class FormatVectorTests
     }
 
     /// <summary>
+    /// A codec 8 vector's structure model file as docs/field-model.md's "Stored layout" gives it: "SMDL", version 1, the
+    /// table's length, the table (the vector's shape table file, byte for byte; parsed by the library: its shapes' key
+    /// counts number the fields), then the field model ("FLDM"), read by <see cref="IndependentFieldModel"/>.
+    /// </summary>
+    private static (ShapeTable Table, IndependentFieldModel Model) ReadStructureModel(Vector v)
+    {
+        byte[] smdl = v.StructureModelBytes!;
+        Assert.Equal("SMDL"u8.ToArray(), smdl[..4]);
+        Assert.Equal(1, smdl[4]);
+        int tableAt = 5;
+        int tableLength = (int)ReadLeb128(smdl, ref tableAt);
+        byte[] tableBytes = smdl[tableAt..(tableAt + tableLength)];
+        Assert.Equal(v.ShapeTableBytes, tableBytes);
+        var table = ShapeTable.Parse(tableBytes);
+        return (table, IndependentFieldModel.Parse(smdl[(tableAt + tableLength)..], table.TotalKeys));
+    }
+
+    private static IndependentFieldModel IndependentModelOf(Vector v) => ReadStructureModel(v).Model;
+
+    /// <summary>
     /// docs/field-model.md, "Stored layout": the field model ("FLDM"), read from the document alone: per field (by
-    /// <c>key &lt;&lt; 1 | items</c>) its table's values, its range (tag, min, bits) and its symbols' frequencies.
+    /// <c>key &lt;&lt; 1 | items</c>) its table's values, its range (tag, min, bits), its string templates (literals
+    /// around slots of fixed widths, each slot with its min, bits and the frequencies of its bit lengths) and its
+    /// symbols' frequencies (the values, the range's bit lengths, the templates, the escape).
     /// </summary>
     private sealed class IndependentFieldModel
     {
-        public sealed record Field(List<byte[]> Values, byte RangeTag, long Min, int Bits, int[] Frequencies);
+        public sealed record Field(List<byte[]> Values, byte RangeTag, long Min, int Bits, List<Template> Templates, int[] Frequencies);
+
+        /// <summary>A template: <c>Literals.Count</c> is one more than the slots; per slot its width, min, bits and bit-length frequencies.</summary>
+        public sealed record Template(List<byte[]> Literals, int[] Widths, ulong[] Mins, int[] Bits, int[][] Frequencies)
+        {
+            /// <summary>The string's length: the literals' bytes and the slots' widths.</summary>
+            public int Length => Literals.Sum(l => l.Length) + Widths.Sum();
+        }
 
         public Dictionary<ulong, Field> Fields { get; } = [];
+
+        public bool HasTemplates => Fields.Values.Any(f => f.Templates.Count > 0);
 
         public static IndependentFieldModel Parse(byte[] bytes, int totalKeys)
         {
@@ -416,19 +442,68 @@ public sealed class FormatVectorTests
                     bits = bytes[at++];
                     Assert.InRange(bits, 0, 48);
                 }
-                int symbols = n + (rangeTag != 0 ? bits + 1 : 0) + 1;
-                var frequencies = new int[symbols];
-                for (int i = 0; i < symbols; i++)
+                // Templates: a count (at most 64), then per template its slot count k (1-16), k times a literal (varint
+                // length, bytes) and a slot (width byte 1-18, varint min under 10^width, bits byte 0-60, bits + 1
+                // frequencies adding up to 4,096), then the last literal.
+                int t = (int)ReadLeb128U64(bytes, ref at);
+                Assert.InRange(t, 0, 64);
+                var templates = new List<Template>();
+                for (int i = 0; i < t; i++)
                 {
-                    frequencies[i] = (int)ReadLeb128U64(bytes, ref at);
-                    Assert.True(frequencies[i] >= 1);
+                    int k = (int)ReadLeb128U64(bytes, ref at);
+                    Assert.InRange(k, 1, 16);
+                    var literals = new List<byte[]>();
+                    var widths = new int[k];
+                    var mins = new ulong[k];
+                    var slotBits = new int[k];
+                    var slotFrequencies = new int[k][];
+                    for (int slot = 0; ; slot++)
+                    {
+                        int literalLength = (int)ReadLeb128U64(bytes, ref at);
+                        literals.Add(bytes[at..(at + literalLength)]);
+                        at += literalLength;
+                        if (slot == k) break;
+                        widths[slot] = bytes[at++];
+                        Assert.InRange(widths[slot], 1, 18);
+                        mins[slot] = ReadLeb128U64(bytes, ref at);
+                        Assert.True(mins[slot] < Pow10(widths[slot]), "a slot's min fits its width");
+                        slotBits[slot] = bytes[at++];
+                        Assert.InRange(slotBits[slot], 0, 60);
+                        slotFrequencies[slot] = ReadFrequencies(bytes, ref at, slotBits[slot] + 1);
+                    }
+                    var template = new Template(literals, widths, mins, slotBits, slotFrequencies);
+                    Assert.InRange(template.Length, 1, 256);
+                    Assert.DoesNotContain(templates, other => other.Widths.SequenceEqual(widths)
+                        && other.Literals.Zip(literals).All(pair => pair.First.AsSpan().SequenceEqual(pair.Second)));
+                    templates.Add(template);
                 }
-                Assert.Equal(4096, frequencies.Sum());
-                model.Fields.Add(keyAndItems, new Field(values, rangeTag, min, bits, frequencies));
+                int symbols = n + (rangeTag != 0 ? bits + 1 : 0) + t + 1;
+                model.Fields.Add(keyAndItems, new Field(values, rangeTag, min, bits, templates, ReadFrequencies(bytes, ref at, symbols)));
             }
             Assert.Equal(bytes.Length - 4, at); // nothing between the last field and the checksum
             return model;
         }
+
+        /// <summary><paramref name="symbols"/> varints, each at least 1, adding up to 4,096.</summary>
+        private static int[] ReadFrequencies(byte[] bytes, ref int at, int symbols)
+        {
+            var frequencies = new int[symbols];
+            for (int i = 0; i < symbols; i++)
+            {
+                frequencies[i] = (int)ReadLeb128U64(bytes, ref at);
+                Assert.True(frequencies[i] >= 1);
+            }
+            Assert.Equal(4096, frequencies.Sum());
+            return frequencies;
+        }
+    }
+
+    /// <summary>10^<paramref name="e"/> (0 to 18).</summary>
+    private static ulong Pow10(int e)
+    {
+        ulong p = 1;
+        for (int i = 0; i < e; i++) p *= 10;
+        return p;
     }
 
     /// <summary>
@@ -498,29 +573,26 @@ public sealed class FormatVectorTests
                     return;
                 }
                 int b = symbol - f.Values.Count;
-                if (f.RangeTag != 0 && b <= f.Bits)
+                int rangeSymbols = f.RangeTag != 0 ? f.Bits + 1 : 0;
+                if (b < rangeSymbols)
                 {
                     // Bit length b: u = 0 for b = 0, else 2^(b-1) plus b - 1 raw bits, read 16 at a time, lowest first.
-                    ulong u = 0;
-                    if (b > 0)
-                    {
-                        u = 1UL << (b - 1);
-                        for (int shift = 0, left = b - 1; left > 0; )
-                        {
-                            int k = Math.Min(16, left);
-                            u |= (ulong)RawBits(k) << shift;
-                            shift += k;
-                            left -= k;
-                        }
-                    }
+                    ulong u = Offset(b);
                     Met.Add(b >= 2 ? "range, bit length 2 or more" : "range, bit length 0 or 1");
                     long value = (long)((ulong)f.Min + u);
                     _out.Add(f.RangeTag);
                     WriteVarint(((ulong)value << 1) ^ (ulong)(value >> 63));
                     return;
                 }
+                int t = b - rangeSymbols;
+                if (t < f.Templates.Count)
+                {
+                    WriteTemplate(f.Templates[t]);
+                    return;
+                }
                 Assert.Equal(f.Frequencies.Length - 1, symbol); // the escape: the value is in the residual
                 Met.Add(residual[_in] is 0x03 or 0x04 ? "escape of a container" : "escape of a scalar");
+                if (f.Templates.Count > 0 && residual[_in] is 0x05 or >= 0x20) Met.Add("escape of a string in a templated field");
             }
             else if (key >= 0)
             {
@@ -572,6 +644,54 @@ public sealed class FormatVectorTests
                 >= 0x20 => 1 + tag - 0x20,
                 _ => throw new InvalidDataException($"tag 0x{tag:x2}"),
             };
+        }
+
+        /// <summary>
+        /// A template's string: tag 0x20 + L for L up to 223, else 0x05 and the varint L; then the literals, and between
+        /// them each slot's number: its bit length (a symbol with the slot's frequencies) and low bits as a range's,
+        /// min + u in decimal, zero-padded to the slot's width (more digits would be corrupt).
+        /// </summary>
+        private void WriteTemplate(IndependentFieldModel.Template template)
+        {
+            Met.Add("template");
+            int length = template.Length;
+            if (length <= 223)
+            {
+                _out.Add((byte)(0x20 + length));
+            }
+            else
+            {
+                _out.Add(0x05);
+                WriteVarint((ulong)length);
+            }
+            for (int slot = 0; ; slot++)
+            {
+                _out.AddRange(template.Literals[slot]);
+                if (slot == template.Widths.Length) break;
+                int b = DecodeSymbol(template.Frequencies[slot]);
+                Met.Add(b >= 2 ? "template slot, bit length 2 or more" : "template slot, bit length 0 or 1");
+                ulong value = template.Mins[slot] + Offset(b);
+                int width = template.Widths[slot];
+                Assert.True(value < Pow10(width), $"a slot's number {value} has more than its {width} digits: corrupt");
+                string digits = value.ToString(System.Globalization.CultureInfo.InvariantCulture);
+                if (digits.Length < width) Met.Add("template slot, zero-padded");
+                _out.AddRange(Encoding.ASCII.GetBytes(digits.PadLeft(width, '0')));
+            }
+        }
+
+        /// <summary>u of bit length b: 0 for b = 0, else 2^(b-1) plus b - 1 raw bits, read 16 at a time, lowest first.</summary>
+        private ulong Offset(int b)
+        {
+            if (b == 0) return 0;
+            ulong u = 1UL << (b - 1);
+            for (int shift = 0, left = b - 1; left > 0; )
+            {
+                int k = Math.Min(16, left);
+                u |= (ulong)RawBits(k) << shift;
+                shift += k;
+                left -= k;
+            }
+            return u;
         }
 
         /// <summary>rANS, 12-bit frequencies: slot = x &amp; 4095, the symbol s whose [start, start + freq) holds it, x = freq (x &gt;&gt; 12) + slot - start.</summary>
