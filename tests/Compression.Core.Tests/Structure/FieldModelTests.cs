@@ -428,6 +428,9 @@ public sealed class FieldModelTests(ITestOutputHelper output)
             Assert.True(Reader.TryDecompress(envelope, span, out int written, dictionary));
             Assert.Equal(document.Length, written);
             Assert.Equal(document, span);
+            var writer8 = new System.Buffers.ArrayBufferWriter<byte>();
+            Reader.Decompress(envelope, writer8, dictionary);
+            Assert.Equal(document, writer8.WrittenSpan.ToArray());
         }
         output.WriteLine($"{kind} {format}: {field} of {heldOut.Count} held-out documents written as codec 8");
         Assert.Equal(heldOut.Count, field); // every record of this data packs and splits
