@@ -3,7 +3,8 @@
 #   bash fuzz/run.sh [TARGET|all] [SECONDS]     # default: all targets, 60 s each
 # Targets: envelope (untrusted envelopes, every codec), roundtrip (arbitrary documents through every codec and
 # setting), dictionary (untrusted dictionary bytes), structure (untrusted packed streams and structured frames),
-# shapetable (untrusted shape tables), packing (arbitrary documents through the structure transform). Hidden
+# shapetable (untrusted shape tables), packing (arbitrary documents through the structure transform), fields
+# (untrusted field models and codec 8 payloads: the model parser, the joiner and the rANS decoder). Hidden
 # self-test targets (selftest-*) are run by fuzz/selftest.sh.
 #
 # Two kinds of failure, told apart:
@@ -32,7 +33,7 @@ exec_timeout=${FUZZ_EXEC_TIMEOUT_MS:-10000}
 replay_timeout=${FUZZ_REPLAY_TIMEOUT:-120}
 afl=${FUZZ_AFL_FUZZ:-afl-fuzz}
 
-if [ "$target" = all ]; then targets=(envelope roundtrip dictionary structure shapetable packing); else targets=("$target"); fi
+if [ "$target" = all ]; then targets=(envelope roundtrip dictionary structure shapetable packing fields); else targets=("$target"); fi
 summary="$out/summary.md"
 printf '| target | status | seconds | executions | exec/s | corpus | edges | crashes | hangs |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n' > "$summary"
 defects=0 not_run=0

@@ -1,5 +1,7 @@
 using System.Buffers.Binary;
+using System.Globalization;
 using System.Text;
+using Compression.Codecs;
 using Compression.Structure;
 
 namespace Compression.Fuzz;
@@ -84,7 +86,7 @@ public sealed class FuzzTargets
     }
 
     /// <summary>The target names, as the command line takes them.</summary>
-    public static IReadOnlyList<string> Names { get; } = ["envelope", "roundtrip", "dictionary", "structure", "shapetable", "packing"];
+    public static IReadOnlyList<string> Names { get; } = ["envelope", "roundtrip", "dictionary", "structure", "shapetable", "packing", "fields"];
 
     /// <summary>Runs the target <paramref name="name"/> on <paramref name="input"/>.</summary>
     public void Run(string name, ReadOnlySpan<byte> input)
@@ -97,6 +99,7 @@ public sealed class FuzzTargets
             case "structure": Structure(input); break;
             case "shapetable": ShapeTableBytes(input); break;
             case "packing": Packing(input); break;
+            case "fields": Fields(input); break;
             default: throw new ArgumentException($"Unknown fuzz target '{name}'; allowed: {string.Join(", ", Names)}.", nameof(name));
         }
     }
@@ -307,6 +310,223 @@ public sealed class FuzzTargets
             throw new FuzzFailureException("A packed document did not decode to its bytes.");
     }
 
+    /// <summary>
+    /// Untrusted field models (codec 8, docs/field-model.md) and untrusted codec 8 payloads, in one input:
+    /// <list type="bullet">
+    /// <item>byte 0, flags: bit 0 recomputes the model's XxHash32 (so the fuzzer reaches the checks behind it); bit 1
+    /// makes the model section a whole "SMDL" record (shape table and model, <see cref="ShapeTransform.Parse"/>) instead
+    /// of "FLDM" bytes read for the fixed trained shape table (<see cref="FieldModel.Parse"/>); bit 2 decodes the payload
+    /// with the model just read, when it was accepted, instead of the fixed trained one;</item>
+    /// <item>bytes 1-2: the model section's length n (little-endian), then n bytes of model section;</item>
+    /// <item>then 2 bytes: the document's declared length (little-endian), and the rest: a codec 8 payload.</item>
+    /// </list>
+    /// Parsing the model throws <see cref="InvalidDataException"/> or accepts it; an accepted model is canonical (its
+    /// fields serialize back to exactly its bytes), splits and joins every packable document back to its packed stream,
+    /// and writes codec 8 envelopes that read back byte for byte. Decoding the payload throws
+    /// <see cref="InvalidDataException"/> or gives a document: the same one when decoded again, and one that codec 8 (and an
+    /// envelope) with the same dictionary writes and reads back byte for byte.
+    /// </summary>
+    public void Fields(ReadOnlySpan<byte> input)
+    {
+        if (input.Length < 3) return;
+        FieldFixture fixture = _fieldFixture.Value;
+        byte flags = input[0];
+        int modelLength = Math.Min(BinaryPrimitives.ReadUInt16LittleEndian(input[1..]), input.Length - 3);
+        byte[] section = input.Slice(3, modelLength).ToArray();
+        ReadOnlySpan<byte> rest = input[(3 + modelLength)..];
+
+        ZstdDictionary? hostile = ParseFieldModel(fixture, section, recomputeChecksum: (flags & 1) != 0, record: (flags & 2) != 0);
+
+        if (rest.Length < 2) return;
+        int declared = BinaryPrimitives.ReadUInt16LittleEndian(rest);
+        ZstdDictionary dictionary = (flags & 4) != 0 && hostile is not null ? hostile : fixture.Dictionary;
+        byte[] document = new byte[declared];
+        try
+        {
+            FieldZstdCodec.Instance.Decompress(rest[2..], document, dictionary);
+        }
+        catch (InvalidDataException)
+        {
+            return;
+        }
+        FieldPayloadsDecoded++;
+        byte[] again = new byte[declared];
+        FieldZstdCodec.Instance.Decompress(rest[2..], again, dictionary);
+        if (!again.AsSpan().SequenceEqual(document))
+            throw new FuzzFailureException("A codec 8 payload decoded twice gave two different documents.");
+        CheckFieldRoundTrip(dictionary, document, "a decoded payload");
+    }
+
+    /// <summary>How many <c>fields</c> inputs had their model accepted, and their payload decoded (the seeds must reach both).</summary>
+    public int FieldModelsAccepted { get; private set; }
+
+    /// <inheritdoc cref="FieldModelsAccepted"/>
+    public int FieldPayloadsDecoded { get; private set; }
+
+    /// <summary>The model section of a <c>fields</c> input: null when refused; else the fixed dictionary's content with the table and model read (checked as <see cref="Fields"/> says).</summary>
+    private ZstdDictionary? ParseFieldModel(FieldFixture fixture, byte[] section, bool recomputeChecksum, bool record)
+    {
+        // The FLDM bytes: the whole section, or what follows the table in an SMDL record.
+        int modelStart = 0;
+        if (record)
+        {
+            modelStart = -1;
+            if (section.Length > 5 && section.AsSpan().StartsWith(ShapeTransform.ModelMagic)
+                && Internal.Varint.TryRead(section.AsSpan(5), out uint tableLength, out int read) && tableLength <= (uint)(section.Length - 5 - read))
+                modelStart = 5 + read + (int)tableLength;
+        }
+        if (recomputeChecksum && modelStart >= 0 && section.Length - modelStart >= 4)
+            BinaryPrimitives.WriteUInt32LittleEndian(section.AsSpan(section.Length - 4), System.IO.Hashing.XxHash32.HashToUInt32(section.AsSpan(modelStart, section.Length - modelStart - 4)));
+
+        ShapeTransform transform;
+        try
+        {
+            transform = record ? ShapeTransform.Parse(section) : new ShapeTransform(fixture.Table, FieldModel.Parse(section, fixture.Table));
+        }
+        catch (InvalidDataException)
+        {
+            return null;
+        }
+        FieldModelsAccepted++;
+        if (record && !transform.Serialize().AsSpan().SequenceEqual(section))
+            throw new FuzzFailureException($"An accepted structure record of {section.Length} bytes does not serialize back to the same bytes.");
+        if (transform.Fields is not { } fields) return null; // a shape table alone: the shapetable target's
+        FieldModel model = fields.Model;
+        byte[] canonical = FieldModel.Create(transform.Table, FieldDefinitions(model)).Serialize();
+        if (!canonical.AsSpan().SequenceEqual(section.AsSpan(modelStart)))
+            throw new FuzzFailureException($"An accepted field model of {section.Length - modelStart} bytes is not canonical: its fields serialize to {canonical.Length} other bytes.");
+
+        // Splitting and joining agree on every document the table packs, whatever the model holds.
+        var symbols = new RansEncoder();
+        foreach (byte[] document in fixture.Documents)
+        {
+            byte[] packed = new byte[document.Length];
+            if (!transform.TryEncode(document, packed, out int packedLength)) continue;
+            byte[] residual = new byte[packedLength];
+            symbols.Reset();
+            if (!fields.TrySplit(packed.AsSpan(0, packedLength), residual, out int residualLength, symbols))
+                throw new FuzzFailureException("An accepted field model could not split a packed stream of its own table.");
+            byte[] joined = new byte[packedLength];
+            int length = fields.Join(residual.AsSpan(0, residualLength), symbols.Encode(), joined);
+            if (length != packedLength || !joined.AsSpan().SequenceEqual(packed.AsSpan(0, packedLength)))
+                throw new FuzzFailureException("An accepted field model split a packed stream that did not join back to the same bytes.");
+        }
+        var dictionary = ZstdDictionary.Create(fixture.Dictionary.Id, fixture.Dictionary.Content.Span, fixture.Dictionary.Content.Length, transform);
+        foreach (byte[] document in fixture.Documents) CheckFieldRoundTrip(dictionary, document, "an accepted model");
+        return dictionary;
+    }
+
+    /// <summary>Codec 8 with <paramref name="dictionary"/>, when it applies, and a v2 envelope give back <paramref name="document"/>; the transform's verify never fails.</summary>
+    private void CheckFieldRoundTrip(ZstdDictionary dictionary, byte[] document, string what)
+    {
+        ShapeTransform shapes = dictionary.Shapes!;
+        long failures = shapes.VerifyFailures;
+        byte[] payload = new byte[document.Length + 64];
+        if (FieldZstdCodec.Instance.TryCompress(document, payload, 3, dictionary, out int written))
+        {
+            byte[] back = new byte[document.Length];
+            FieldZstdCodec.Instance.Decompress(payload.AsSpan(0, written), back, dictionary);
+            if (!back.AsSpan().SequenceEqual(document))
+                throw new FuzzFailureException($"Codec 8 did not round-trip a document of {document.Length} bytes ({what}).");
+        }
+        byte[] envelope = _writers[(CompressionCodec.Zstd, 3, true, EnvelopeFormat.V2)].Compress(document, dictionary);
+        if (!_strictReader.Decompress(envelope, dictionary).AsSpan().SequenceEqual(document))
+            throw new FuzzFailureException($"A v2 envelope with a field model did not round-trip a document of {document.Length} bytes ({what}).");
+        if (shapes.VerifyFailures != failures)
+            throw new FuzzFailureException($"Verify on write failed packing a document of {document.Length} bytes ({what}).");
+    }
+
+    private static List<FieldModel.FieldDefinition> FieldDefinitions(FieldModel model)
+    {
+        var definitions = new List<FieldModel.FieldDefinition>(model.FieldCount);
+        for (int f = 0; f < model.FieldCount; f++)
+        {
+            FieldModel.Field field = model[f];
+            byte[][] values = [.. Enumerable.Range(0, field.ValueCount).Select(i => model.Value(field.FirstValue + i).ToArray())];
+            long[] counts = [.. Enumerable.Range(0, field.SymbolCount).Select(s => (long)field.Frequency(s))];
+            definitions.Add(new FieldModel.FieldDefinition(field.Key, field.Items, values, field.RangeTag, field.RangeMin, field.RangeBits, counts));
+        }
+        return definitions;
+    }
+
+    /// <summary>The fixed trained shape table, field model and dictionary of the <c>fields</c> target, and documents of their kind.</summary>
+    private sealed record FieldFixture(ShapeTable Table, ZstdDictionary Dictionary, byte[] Model, byte[] Record, List<byte[]> Documents);
+
+    private readonly Lazy<FieldFixture> _fieldFixture = new(CreateFieldFixture);
+
+    /// <summary>Trains on 400 generated event records (categorical fields, narrow numbers, arrays of tags); deterministic.</summary>
+    private static FieldFixture CreateFieldFixture()
+    {
+        List<byte[]> training = FieldRecords(400, seed: 1);
+        StructureModel model = StructureTrainer.TryTrain(training, 4 * 1024, 4343, DocumentKind.Json, fieldModel: true)
+            ?? throw new InvalidOperationException("The fields target's training found no model.");
+        ShapeTransform shapes = model.Dictionary.Shapes!;
+        FieldCoder fields = shapes.Fields ?? throw new InvalidOperationException("The fields target's training found no field model.");
+        return new FieldFixture(shapes.Table, model.Dictionary, fields.Model.Serialize(), shapes.Serialize(), FieldRecords(8, seed: 2));
+    }
+
+    /// <summary>Compact JSON event records with fields a model codes: a type, a status, a network (tables), a magnitude and depth (decimals), a time (a range), tags (array items).</summary>
+    private static List<byte[]> FieldRecords(int count, int seed)
+    {
+        string[] types = ["earthquake", "quarry blast", "explosion", "ice quake"];
+        string[] statuses = ["reviewed", "automatic", "deleted"];
+        string[] networks = ["ci", "us", "nc", "ak", "hv", "nn", "uw", "pr"];
+        string[] tags = ["felt", "tsunami", "aftershock", "swarm", "volcanic"];
+        var random = new Random(seed);
+        int Skewed(int n) => (int)(n * Math.Pow(random.NextDouble(), 2.5));
+        var documents = new List<byte[]>(count);
+        for (int i = 0; i < count; i++)
+        {
+            var s = new StringBuilder("{");
+            s.Append("\"type\":\"").Append(types[Skewed(types.Length)]).Append("\",");
+            s.Append("\"status\":\"").Append(statuses[Skewed(statuses.Length)]).Append("\",");
+            s.Append("\"net\":\"").Append(networks[Skewed(networks.Length)]).Append("\",");
+            s.Append("\"mag\":").Append((Skewed(60) / 10.0).ToString("0.0", CultureInfo.InvariantCulture)).Append(',');
+            s.Append("\"depth\":").Append((random.Next(0, 3000) / 100.0).ToString("0.00", CultureInfo.InvariantCulture)).Append(',');
+            s.Append("\"time\":").Append(1_700_000_000_000L + random.Next(0, 50_000_000)).Append(',');
+            s.Append("\"place\":\"").Append(random.Next(1, 90)).Append("km N of Station ").Append(random.Next(200)).Append("\",");
+            s.Append("\"tags\":[").Append(string.Join(",", Enumerable.Range(0, Skewed(4)).Select(_ => $"\"{tags[Skewed(tags.Length)]}\""))).Append(']');
+            s.Append('}');
+            documents.Add(Encoding.UTF8.GetBytes(s.ToString()));
+        }
+        return documents;
+    }
+
+    /// <summary>Seeds of the <c>fields</c> target: model sections alone, payloads alone (for the fixed model), and both, under each flag.</summary>
+    private IEnumerable<byte[]> FieldSeeds()
+    {
+        FieldFixture fixture = _fieldFixture.Value;
+        static byte[] Input(byte flags, ReadOnlySpan<byte> model, int declared, ReadOnlySpan<byte> payload)
+        {
+            byte[] input = new byte[3 + model.Length + (declared < 0 ? 0 : 2 + payload.Length)];
+            input[0] = flags;
+            BinaryPrimitives.WriteUInt16LittleEndian(input.AsSpan(1), (ushort)model.Length);
+            model.CopyTo(input.AsSpan(3));
+            if (declared >= 0)
+            {
+                BinaryPrimitives.WriteUInt16LittleEndian(input.AsSpan(3 + model.Length), (ushort)declared);
+                payload.CopyTo(input.AsSpan(5 + model.Length));
+            }
+            return input;
+        }
+        // The model alone: FLDM for the fixed table, and the whole SMDL record; checksum kept and recomputed.
+        foreach (byte flags in (byte[])[0, 1]) yield return Input(flags, fixture.Model, -1, []);
+        foreach (byte flags in (byte[])[2, 3]) yield return Input(flags, fixture.Record, -1, []);
+        // Payloads for the fixed model: every document written as codec 8.
+        byte[] buffer = new byte[64 * 1024];
+        var payloads = new List<(int Declared, byte[] Payload)>();
+        foreach (byte[] document in fixture.Documents)
+        {
+            if (FieldZstdCodec.Instance.TryCompress(document, buffer, 3, fixture.Dictionary, out int written))
+                payloads.Add((document.Length, buffer[..written]));
+        }
+        foreach ((int declared, byte[] payload) in payloads) yield return Input(0, [], declared, payload);
+        // Both: a payload decoded with the model read from the same input.
+        yield return Input(4, fixture.Model, payloads[0].Declared, payloads[0].Payload);
+        yield return Input(5, fixture.Model, payloads[1].Declared, payloads[1].Payload);
+        yield return Input(7, fixture.Record, payloads[2].Declared, payloads[2].Payload);
+    }
+
     private static ShapeTransform LearnShapes(DocumentKind kind)
     {
         var builder = new ShapeTableBuilder(kind);
@@ -431,6 +651,9 @@ public sealed class FuzzTargets
                     foreach (byte[] document in StructureDocuments(kind))
                         yield return [(byte)kind, .. document];
                 }
+                break;
+            case "fields":
+                foreach (byte[] seed in FieldSeeds()) yield return seed;
                 break;
             default:
                 throw new ArgumentException($"Unknown fuzz target '{name}'; allowed: {string.Join(", ", Names)}.", nameof(name));

@@ -43,6 +43,17 @@ public sealed class FuzzTargetTests(ITestOutputHelper output)
         Assert.True(packed > 0, "no packed envelope among the envelope seeds");
     }
 
+    [Fact]
+    public void FieldsSeeds_ReachTheModelParserAndTheJoiner()
+    {
+        var targets = new FuzzTargets(ZstdDictionary.Create(4242, File.ReadAllBytes(Path.Combine(AppContext.BaseDirectory, "Vectors", "dictionary-4242.bin"))));
+        var seeds = targets.Seeds("fields").ToList();
+        foreach (byte[] seed in seeds) targets.Run("fields", seed);
+        output.WriteLine($"{seeds.Count} fields seeds: {targets.FieldModelsAccepted} models accepted, {targets.FieldPayloadsDecoded} payloads decoded");
+        Assert.True(targets.FieldModelsAccepted >= 6, $"{targets.FieldModelsAccepted} models accepted");
+        Assert.True(targets.FieldPayloadsDecoded >= 8, $"{targets.FieldPayloadsDecoded} payloads decoded");
+    }
+
     [Theory]
     [MemberData(nameof(Names))]
     public void Target_TwentyThousandSeededMutations_PassAsDocumented(string target)
@@ -65,6 +76,7 @@ public sealed class FuzzTargetTests(ITestOutputHelper output)
             }
         }
         output.WriteLine($"{target}: {MutantsPerTarget:N0} mutants ({bytes:N0} bytes) in {stopwatch.Elapsed.TotalSeconds:F1} s, all handled as documented");
+        if (target == "fields") output.WriteLine($"fields (this run and the others of the shared targets): {Targets.FieldModelsAccepted:N0} models accepted, {Targets.FieldPayloadsDecoded:N0} payloads decoded");
     }
 
     private static readonly int[] Interesting = [0, 1, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0xFFFF, int.MaxValue];

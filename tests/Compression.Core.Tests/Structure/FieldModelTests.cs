@@ -1,0 +1,739 @@
+using System.Buffers.Binary;
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.IO.Hashing;
+using System.Text;
+using Compression.Codecs;
+using Compression.Structure;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Compression.Core.Tests.Structure;
+
+/// <summary>
+/// The field model and codec 8 (docs/field-model.md, docs/format.md "Codec 8: field zstd"): the model's bytes are
+/// canonical and every refusal rule of its layout fires with its own message; training on records with categorical
+/// fields learns tables and ranges, and codec 8 envelopes (formats v2 and v3; JSON, BSON, BSON elements) read back
+/// byte for byte and are smaller than codec 7's; a record whose tables lie (value tables permuted or altered,
+/// frequencies changed, ranges shifted, a field moved) makes reads throw, never return other bytes; and random
+/// mutants, every prefix and every single-bit flip of codec 8 envelopes give an error or the exact document.
+/// </summary>
+public sealed class FieldModelTests(ITestOutputHelper output)
+{
+    // ---------------------------------------------------------------------------------------------------------------
+    // Data and trained models (shared by the tests of this class; training once per kind).
+
+    public static TheoryData<string> Kinds() => ["json", "bson", "bson-elements"];
+
+    private static readonly List<byte[]> JsonTraining = FieldDocuments.JsonRecords(600, seed: 21);
+    private static readonly List<byte[]> JsonHeldOut = FieldDocuments.JsonRecords(300, seed: 22);
+    private static readonly List<byte[]> BsonTraining = FieldDocuments.BsonRecords(600, seed: 21);
+    private static readonly List<byte[]> BsonHeldOut = FieldDocuments.BsonRecords(300, seed: 22);
+
+    internal static (List<byte[]> Training, List<byte[]> HeldOut) Data(string kind) => kind switch
+    {
+        "json" => (JsonTraining, JsonHeldOut),
+        "bson" => (BsonTraining, BsonHeldOut),
+        _ => ([.. BsonTraining.Select(d => d[4..^1])], [.. BsonHeldOut.Select(d => d[4..^1])]),
+    };
+
+    private static DocumentKind KindOf(string kind) => kind switch
+    {
+        "json" => DocumentKind.Json,
+        "bson" => DocumentKind.Bson,
+        _ => DocumentKind.BsonElements,
+    };
+
+    private static readonly ConcurrentDictionary<(string, bool), Lazy<StructureModel>> Models = new();
+
+    /// <summary>The structure model trained on <paramref name="kind"/>'s records, with a field model (codec 8) or without (codec 7).</summary>
+    internal static StructureModel Trained(string kind, bool fields = true) => Models.GetOrAdd((kind, fields), key => new Lazy<StructureModel>(() =>
+        StructureTrainer.TryTrain(Data(key.Item1).Training, 8 * 1024, key.Item2 ? 88u : 77u, KindOf(key.Item1), fieldModel: key.Item2)
+        ?? throw new InvalidOperationException($"no model for {key.Item1}"))).Value;
+
+    /// <summary>The trained dictionary of <paramref name="kind"/> with its field model (asserted present).</summary>
+    internal static ZstdDictionary FieldDictionary(string kind)
+    {
+        ZstdDictionary dictionary = Trained(kind).Dictionary;
+        Assert.NotNull(dictionary.Shapes?.Fields);
+        return dictionary;
+    }
+
+    private static FieldModel ModelOf(ZstdDictionary dictionary) => dictionary.Shapes!.Fields!.Model;
+
+    private static DocumentCompressor Writer(EnvelopeFormat format) => new(new DocumentCompressorOptions { Format = format, MinimumSize = 0 });
+
+    private static readonly DocumentCompressor Reader = new(new DocumentCompressorOptions { RequireChecksum = true });
+
+    private static EnvelopeHeader Header(byte[] envelope) =>
+        DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) ? header : throw new InvalidOperationException("not an envelope");
+
+    /// <summary>The held-out documents written as codec 8 (formats alternating v2 and v3), with their envelopes.</summary>
+    private static (List<byte[]> Documents, List<byte[]> Envelopes) FieldEnvelopes(string kind, ZstdDictionary dictionary, int count)
+    {
+        var documents = new List<byte[]>();
+        var envelopes = new List<byte[]>();
+        foreach (byte[] document in Data(kind).HeldOut)
+        {
+            byte[] envelope = Writer(documents.Count % 2 == 0 ? EnvelopeFormat.V2 : EnvelopeFormat.V3).Compress(document, dictionary);
+            if (Header(envelope).Codec != CompressionCodec.FieldZstd) continue;
+            documents.Add(document);
+            envelopes.Add(envelope);
+            if (documents.Count == count) break;
+        }
+        Assert.Equal(count, documents.Count);
+        return (documents, envelopes);
+    }
+
+    /// <summary>The fields of <paramref name="model"/> as training defines them: values, range and the frequencies as counts (normalizing them changes nothing).</summary>
+    private static List<FieldModel.FieldDefinition> Definitions(FieldModel model)
+    {
+        var definitions = new List<FieldModel.FieldDefinition>();
+        for (int f = 0; f < model.FieldCount; f++)
+        {
+            FieldModel.Field field = model[f];
+            byte[][] values = [.. Enumerable.Range(0, field.ValueCount).Select(i => model.Value(field.FirstValue + i).ToArray())];
+            long[] counts = [.. Enumerable.Range(0, field.SymbolCount).Select(s => (long)field.Frequency(s))];
+            definitions.Add(new FieldModel.FieldDefinition(field.Key, field.Items, values, field.RangeTag, field.RangeMin, field.RangeBits, counts));
+        }
+        return definitions;
+    }
+
+    private static string Describe(FieldModel model) => string.Join("; ", Enumerable.Range(0, model.FieldCount).Select(f =>
+    {
+        FieldModel.Field field = model[f];
+        return $"key {field.Key}{(field.Items ? "[]" : "")}: {field.ValueCount} values" + (field.RangeTag == 0 ? "" : $", range 0x{field.RangeTag:x2} from {field.RangeMin}, {field.RangeBits} bits");
+    }));
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // FieldModel.Parse: canonical bytes, and every refusal rule of docs/field-model.md with its message.
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void Serialize_Parse_RoundTripIsByteIdentical_AndTheEncodingIsCanonical(string kind)
+    {
+        StructureModel trained = Trained(kind);
+        ShapeTransform shapes = trained.Dictionary.Shapes!;
+        FieldModel model = ModelOf(trained.Dictionary);
+        byte[] bytes = model.Serialize();
+
+        FieldModel parsed = FieldModel.Parse(bytes, shapes.Table);
+        Assert.Equal(bytes, parsed.Serialize());
+        Assert.Equal(bytes, FieldModel.Parse(parsed.Serialize(), shapes.Table).Serialize());
+        // From the parsed fields back to bytes: one encoding (minimal varints, frequencies as they are).
+        Assert.Equal(bytes, FieldModel.Create(shapes.Table, Definitions(parsed)).Serialize());
+        for (int f = 0; f < model.FieldCount; f++)
+        {
+            for (int i = 0; i < model[f].ValueCount; i++)
+                Assert.Equal(i, parsed.Find(f, model.Value(model[f].FirstValue + i)));
+        }
+
+        // The record's SMDL: table and model, parsed back to the same bytes.
+        byte[] smdl = shapes.Serialize();
+        Assert.True(smdl.AsSpan().StartsWith("SMDL"u8));
+        ShapeTransform again = ShapeTransform.Parse(smdl);
+        Assert.NotNull(again.Fields);
+        Assert.Equal(smdl, again.Serialize());
+        Assert.Equal(bytes, again.Fields!.Model.Serialize());
+        output.WriteLine($"{kind}: model {bytes.Length} bytes, SMDL {smdl.Length} bytes; {Describe(model)}");
+    }
+
+    [Fact]
+    public void Training_SameSamples_SameModelBytes()
+    {
+        (List<byte[]> training, _) = Data("json");
+        StructureModel a = Trained("json");
+        StructureModel b = StructureTrainer.TryTrain(training, 8 * 1024, 88, DocumentKind.Json, fieldModel: true)!;
+        Assert.Equal(a.Dictionary.Shapes!.Serialize(), b.Dictionary.Shapes!.Serialize());
+        Assert.Equal(a.Dictionary.Content.ToArray(), b.Dictionary.Content.ToArray());
+    }
+
+    /// <summary>A table of 5 keys: shape 1 has keys 0-2, shape 2 keys 3-4.</summary>
+    private static readonly ShapeTable SmallTable = ShapeTable.Create(DocumentKind.Json, [["a"u8.ToArray(), "b"u8.ToArray(), "c"u8.ToArray()], ["d"u8.ToArray(), "e"u8.ToArray()]]);
+
+    /// <summary>Writes model bytes field by field, lying where a test says so; <see cref="Build"/> appends a valid XxHash32 of what was written.</summary>
+    private sealed class ModelBytes
+    {
+        private readonly List<byte> _bytes = [];
+
+        public ModelBytes(string magic = "FLDM", byte version = 1, byte reserved1 = 0, byte reserved2 = 0)
+        {
+            _bytes.AddRange(Encoding.ASCII.GetBytes(magic));
+            _bytes.AddRange([version, reserved1, reserved2]);
+        }
+
+        public ModelBytes Varint(ulong value)
+        {
+            while (value >= 0x80)
+            {
+                _bytes.Add((byte)(value | 0x80));
+                value >>= 7;
+            }
+            _bytes.Add((byte)value);
+            return this;
+        }
+
+        public ModelBytes Raw(params byte[] bytes)
+        {
+            _bytes.AddRange(bytes);
+            return this;
+        }
+
+        /// <summary>One field: key and items, values (each with its length), range, frequencies.</summary>
+        public ModelBytes Field(ulong keyAndItems, byte[][] values, int[] frequencies, byte rangeTag = 0, long rangeMin = 0, int rangeBits = 0)
+        {
+            Varint(keyAndItems).Varint((ulong)values.Length);
+            foreach (byte[] value in values) Varint((ulong)value.Length).Raw(value);
+            Raw(rangeTag);
+            if (rangeTag != 0) Varint(Varint64.ZigZag(rangeMin)).Raw((byte)rangeBits);
+            foreach (int frequency in frequencies) Varint((ulong)frequency);
+            return this;
+        }
+
+        public byte[] Build()
+        {
+            byte[] body = [.. _bytes];
+            byte[] all = new byte[body.Length + 4];
+            body.CopyTo(all, 0);
+            BinaryPrimitives.WriteUInt32LittleEndian(all.AsSpan(body.Length), XxHash32.HashToUInt32(body));
+            return all;
+        }
+    }
+
+    private static readonly byte[] X = [0x21, (byte)'x'];    // the short string "x"
+    private static readonly byte[] Five = [0x06, 0x0A];      // the integer 5
+
+    /// <summary>A valid model of <see cref="SmallTable"/>: key 0 with a table of two values, key 1's items with a 3-bit integer range from 100.</summary>
+    private static ModelBytes ValidFields(ModelBytes bytes) => bytes.Varint(2)
+        .Field(0 << 1, [X, Five], [2000, 2000, 96])
+        .Field(1 << 1 | 1, [], [1000, 1000, 1000, 1000, 96], rangeTag: 0x06, rangeMin: 100, rangeBits: 3);
+
+    [Fact]
+    public void Parse_TheValidBaseOfTheRefusalCases_IsAccepted()
+    {
+        byte[] bytes = ValidFields(new ModelBytes()).Build();
+        FieldModel model = FieldModel.Parse(bytes, SmallTable);
+        Assert.Equal(2, model.FieldCount);
+        Assert.Equal(0, model.FieldOf(0, items: false));
+        Assert.Equal(1, model.FieldOf(1, items: true));
+        Assert.Equal(-1, model.FieldOf(1, items: false));
+        Assert.Equal(1, model.Find(0, Five));
+        Assert.Equal(bytes, model.Serialize());
+        Assert.Equal(bytes, FieldModel.Create(SmallTable, Definitions(model)).Serialize());
+        // A model with no field, and one at the last key's items, are valid too.
+        FieldModel.Parse(new ModelBytes().Varint(0).Build(), SmallTable);
+        FieldModel.Parse(new ModelBytes().Varint(1).Field(4 << 1 | 1, [X], [4095, 1]).Build(), SmallTable);
+    }
+
+    public static TheoryData<string> RefusalCases() =>
+    [
+        "over 512 KiB", "under the smallest size", "wrong magic", "version 2", "reserved byte 5", "reserved byte 6", "checksum",
+        "field count over 2048", "field count over the bytes", "values over 1024 in a field", "values over 65536 in all",
+        "fields out of order", "field repeated", "key out of the table", "items of a key out of the table",
+        "value of 0 bytes", "value over 96 bytes", "value an object", "value an array", "value truncated", "value with bytes after it",
+        "value of an unknown tag", "value with a non-minimal varint", "same value twice", "range tag a string's", "range tag a double's",
+        "range over 48 bits", "range past the largest integer", "frequency of 0", "frequency over 4096", "frequencies over 4096 in all",
+        "frequencies under 4096", "bytes after the end", "truncated body", "non-minimal field count",
+    ];
+
+    /// <summary>Each refusal rule with bytes that break it alone (a valid XxHash32 recomputed), and the message it must give.</summary>
+    private static (byte[] Bytes, ShapeTable Table, string Message) RefusalCase(string name)
+    {
+        ShapeTable t = SmallTable;
+        int[] ok3 = [2000, 2000, 96];
+        return name switch
+        {
+            "over 512 KiB" => (new byte[512 * 1024 + 1], t, "has 524289 bytes; the limit is 524288"),
+            "under the smallest size" => ("FLDM"u8.ToArray().Concat(new byte[7]).ToArray(), t, "has 11 bytes; at least 12 are needed"),
+            "wrong magic" => (ValidFields(new ModelBytes(magic: "FLDN")).Build(), t, "does not start with the magic 'FLDM' (found 464C444E)"),
+            "version 2" => (ValidFields(new ModelBytes(version: 2)).Build(), t, "format version 2 is not supported"),
+            "reserved byte 5" => (ValidFields(new ModelBytes(reserved1: 1)).Build(), t, "the reserved bytes are not 0"),
+            "reserved byte 6" => (ValidFields(new ModelBytes(reserved2: 0x80)).Build(), t, "the reserved bytes are not 0"),
+            "checksum" => (FlipLast(ValidFields(new ModelBytes()).Build()), t, "checksum mismatch"),
+            "field count over 2048" => (new ModelBytes().Varint(2049).Raw(new byte[3000]).Build(), t, "2049 fields; at most 2048 allowed"),
+            "field count over the bytes" => (new ModelBytes().Varint(100).Field(0, [X], [4095, 1]).Build(), t, "100 fields; at most 2048 allowed, each taking bytes"),
+            "values over 1024 in a field" => (new ModelBytes().Varint(1).Field(0, Integers(0, 1025), [.. Enumerable.Repeat(1, 1025), 4096 - 1025]).Build(), t,
+                "field 0 has 1025 values; at most 1024 a field and 65536 in all"),
+            "values over 65536 in all" => (SixtyFourFullFields(extra: true), WideTable, "field 64 has 1 values; at most 1024 a field and 65536 in all"),
+            "fields out of order" => (new ModelBytes().Varint(2).Field(1 << 1, [X], [4095, 1]).Field(0 << 1, [X], [4095, 1]).Build(), t, "field 1 is out of order or repeated"),
+            "field repeated" => (new ModelBytes().Varint(2).Field(3 << 1, [X], [4095, 1]).Field(3 << 1, [Five], [4095, 1]).Build(), t, "field 1 is out of order or repeated"),
+            "key out of the table" => (new ModelBytes().Varint(1).Field(5 << 1, [X], [4095, 1]).Build(), t, "field 0 names key 5; the shape table has 5 keys"),
+            "items of a key out of the table" => (new ModelBytes().Varint(2).Field(0, [X], [4095, 1]).Field(5 << 1 | 1, [X], [4095, 1]).Build(), t, "field 1 names key 5; the shape table has 5 keys"),
+            "value of 0 bytes" => (new ModelBytes().Varint(1).Field(0, [[]], [4095, 1]).Build(), t, "field 0 has a value of 0 bytes; 1 to 96 allowed"),
+            "value over 96 bytes" => (new ModelBytes().Varint(1).Field(0, [[0x05, 95, .. new byte[95]]], [4095, 1]).Build(), t, "field 0 has a value of 97 bytes; 1 to 96 allowed"),
+            "value an object" => (new ModelBytes().Varint(1).Field(0, [X, [0x03, 0x01]], ok3).Build(), t, "field 0's value 0301 is not one packed scalar value"),
+            "value an array" => (new ModelBytes().Varint(1).Field(0, [[0x04, 0x00]], [4095, 1]).Build(), t, "field 0's value 0400 is not one packed scalar value"),
+            "value truncated" => (new ModelBytes().Varint(1).Field(0, [[0x25, (byte)'a', (byte)'b']], [4095, 1]).Build(), t, "field 0's value 256162 is not one packed scalar value"),
+            "value with bytes after it" => (new ModelBytes().Varint(1).Field(0, [[0x00, 0x00]], [4095, 1]).Build(), t, "field 0's value 0000 is not one packed scalar value"),
+            "value of an unknown tag" => (new ModelBytes().Varint(1).Field(0, [[0x0E]], [4095, 1]).Build(), t, "field 0's value 0E is not one packed scalar value"),
+            "value with a non-minimal varint" => (new ModelBytes().Varint(1).Field(0, [[0x06, 0x8A, 0x00]], [4095, 1]).Build(), t, "field 0's value 068A00 is not one packed scalar value"),
+            "same value twice" => (new ModelBytes().Varint(1).Field(0, [X, Five, X], [1000, 1000, 1000, 1096]).Build(), t, "field 0 lists the value 2178 twice"),
+            "range tag a string's" => (new ModelBytes().Varint(1).Field(0, [], [4095, 1], rangeTag: 0x05, rangeMin: 0, rangeBits: 0).Build(), t, "field 0's range has tag 0x05, not a number's"),
+            "range tag a double's" => (new ModelBytes().Varint(1).Field(0, [], [4095, 1], rangeTag: 0x09, rangeMin: 0, rangeBits: 0).Build(), t, "field 0's range has tag 0x09, not a number's"),
+            "range over 48 bits" => (new ModelBytes().Varint(1).Field(0, [], [.. Enumerable.Repeat(1, 50), 4096 - 50], rangeTag: 0x06, rangeMin: 0, rangeBits: 49).Build(), t, "field 0's range has 49 bits; at most 48"),
+            "range past the largest integer" => (new ModelBytes().Varint(1).Field(0, [], [1, 1, 1, 4093], rangeTag: 0x07, rangeMin: long.MaxValue - 2, rangeBits: 2).Build(), t, "field 0's range passes the largest 64-bit integer"),
+            "frequency of 0" => (new ModelBytes().Varint(1).Field(0, [X, Five], [0, 4000, 96]).Build(), t, "field 0's frequencies are not at least 1 each and 4096 in all"),
+            "frequency over 4096" => (new ModelBytes().Varint(1).Field(0, [X], [4097, 1]).Build(), t, "field 0's frequencies are not at least 1 each and 4096 in all"),
+            "frequencies over 4096 in all" => (new ModelBytes().Varint(1).Field(0, [X, Five], [2000, 2000, 97]).Build(), t, "field 0's frequencies are not at least 1 each and 4096 in all"),
+            "frequencies under 4096" => (new ModelBytes().Varint(1).Field(0, [X, Five], [2000, 2000, 95]).Build(), t, "field 0's frequencies add up to 4095, not 4096"),
+            "bytes after the end" => (ValidFields(new ModelBytes()).Raw(0x00).Build(), t, "1 bytes after the end"),
+            "truncated body" => (new ModelBytes().Varint(2).Field(0, [X], [4095, 1]).Varint(1 << 1).Build(), t, "truncated"),
+            "non-minimal field count" => (new ModelBytes().Raw(0x81, 0x00).Field(0, [X], [4095, 1]).Build(), t, "non-minimal varint"),
+            _ => throw new ArgumentException(name),
+        };
+    }
+
+    private static byte[] FlipLast(byte[] bytes)
+    {
+        bytes[^1] ^= 0x01;
+        return bytes;
+    }
+
+    /// <summary>Integers from..from+count-1 as packed values (tag 0x06, zigzag varint).</summary>
+    private static byte[][] Integers(int from, int count) =>
+        [.. Enumerable.Range(from, count).Select(i => { byte[] v = new byte[11]; v[0] = 0x06; Varint64.TryWrite(v.AsSpan(1), Varint64.ZigZag(i), out int n); return v[..(1 + n)]; })];
+
+    /// <summary>A table of one shape with 70 keys (for the model-wide value limit).</summary>
+    private static readonly ShapeTable WideTable = ShapeTable.Create(DocumentKind.Json, [[.. Enumerable.Range(0, 70).Select(i => Encoding.ASCII.GetBytes($"k{i}"))]]);
+
+    /// <summary>64 fields of 1,024 values each: exactly the 65,536 a model may hold; with <paramref name="extra"/>, a 65th field of one value.</summary>
+    private static byte[] SixtyFourFullFields(bool extra)
+    {
+        var bytes = new ModelBytes().Varint(extra ? 65UL : 64UL);
+        int[] frequencies = [.. Enumerable.Repeat(1, 1024), 4096 - 1024];
+        for (int f = 0; f < 64; f++) bytes.Field((ulong)f << 1, Integers(f * 1024, 1024), frequencies);
+        if (extra) bytes.Field(64 << 1, [X], [4095, 1]);
+        return bytes.Build();
+    }
+
+    [Theory]
+    [MemberData(nameof(RefusalCases))]
+    public void Parse_LyingBytes_RefusedByTheRuleUnderTest(string rule)
+    {
+        (byte[] bytes, ShapeTable table, string message) = RefusalCase(rule);
+        var ex = Assert.Throws<InvalidDataException>(() => FieldModel.Parse(bytes, table));
+        output.WriteLine($"{rule}: {ex.Message}");
+        Assert.Contains(message, ex.Message, StringComparison.Ordinal);
+        if (rule != "checksum" && bytes.Length is >= 12 and <= FieldModel.MaxSerializedLength)
+            Assert.DoesNotContain("checksum", ex.Message, StringComparison.Ordinal); // the check under test fired, not the checksum
+    }
+
+    [Fact]
+    public void Parse_AtTheLimits_Accepted()
+    {
+        // Exactly 65,536 values in all (64 fields of 1,024).
+        FieldModel full = FieldModel.Parse(SixtyFourFullFields(extra: false), WideTable);
+        Assert.Equal(64, full.FieldCount);
+        Assert.Equal(1023, full.Find(63, Integers(63 * 1024 + 1023, 1)[0]));
+        // A 96-byte value, a 48-bit range, a range ending exactly at long.MaxValue, frequencies of 1 and 4,095.
+        FieldModel.Parse(new ModelBytes().Varint(1).Field(0, [[0x05, 94, .. new byte[94]]], [4095, 1]).Build(), SmallTable);
+        FieldModel.Parse(new ModelBytes().Varint(1).Field(0, [], [.. Enumerable.Repeat(1, 49), 4096 - 49], rangeTag: 0x10 + 15, rangeMin: -5, rangeBits: 48).Build(), SmallTable);
+        FieldModel.Parse(new ModelBytes().Varint(1).Field(0, [], [1, 1, 1, 4093], rangeTag: 0x07, rangeMin: long.MaxValue - 3, rangeBits: 2).Build(), SmallTable);
+        // Every numeric tag a range may have.
+        foreach (byte tag in (byte[])[0x06, 0x07, 0x0A, .. Enumerable.Range(0x10, 16).Select(i => (byte)i)])
+            FieldModel.Parse(new ModelBytes().Varint(1).Field(2 << 1, [], [4000, 96], rangeTag: tag, rangeMin: long.MinValue, rangeBits: 0).Build(), SmallTable);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // ShapeTransform.Parse on SMDL records: the table's length and a model that belongs to another table.
+
+    private static byte[] Smdl(byte version, byte[] lengthVarint, byte[] table, byte[] model) => [.. "SMDL"u8, version, .. lengthVarint, .. table, .. model];
+
+    private static byte[] VarintBytes(uint value)
+    {
+        byte[] bytes = new byte[5];
+        return bytes[..Compression.Internal.Varint.Write(bytes, value)];
+    }
+
+    [Fact]
+    public void ShapeTransformParse_SmdlWithALyingTableLengthOrAModelOfAnotherTable_Refused()
+    {
+        ShapeTransform trained = FieldDictionary("json").Shapes!;
+        byte[] table = trained.Table.Serialize();
+        byte[] model = trained.Fields!.Model.Serialize();
+        Assert.Equal(trained.Serialize(), Smdl(1, VarintBytes((uint)table.Length), table, model));
+
+        string Refused(byte[] bytes) => Assert.Throws<InvalidDataException>(() => ShapeTransform.Parse(bytes)).Message;
+
+        Assert.Contains("Structure model format version 2 is not supported", Refused(Smdl(2, VarintBytes((uint)table.Length), table, model)));
+        // The table length: truncated (a continuation bit and nothing after), not minimal, longer than the bytes.
+        Assert.Contains("the shape table's length is truncated, not minimal, or longer than the bytes", Refused([.. "SMDL"u8, 1, 0x80]));
+        Assert.Contains("the shape table's length is truncated, not minimal, or longer than the bytes", Refused(Smdl(1, [.. VarintBytes((uint)table.Length)[..^1], (byte)(VarintBytes((uint)table.Length)[^1] | 0x80), 0x00], table, model)));
+        Assert.Contains("the shape table's length is truncated, not minimal, or longer than the bytes", Refused(Smdl(1, VarintBytes((uint)(table.Length + model.Length + 1)), table, model)));
+        // A length one byte short or long: the table does not parse (its checksum, or its end) or the model does not start where it should.
+        Assert.Contains("Shape table", Refused(Smdl(1, VarintBytes((uint)table.Length - 1), table, model)));
+        Assert.Contains("Shape table", Refused(Smdl(1, VarintBytes((uint)table.Length + 1), table, model)));
+        // No model after the table.
+        Assert.Contains("Field model has 0 bytes", Refused(Smdl(1, VarintBytes((uint)table.Length), table, [])));
+        // Over the stored limit.
+        Assert.Contains($"the limit is {ShapeTransform.MaxStoredLength}", Refused([.. "SMDL"u8, 1, .. new byte[ShapeTransform.MaxStoredLength]]));
+
+        // The model does not belong to the table: its fields name keys a smaller table does not have.
+        int maxKey = Enumerable.Range(0, trained.Fields.Model.FieldCount).Max(f => trained.Fields.Model[f].Key);
+        byte[] small = ShapeTable.Create(DocumentKind.Json, [[.. Enumerable.Range(0, maxKey).Select(i => Encoding.ASCII.GetBytes($"k{i}"))]]).Serialize();
+        string message = Refused(Smdl(1, VarintBytes((uint)small.Length), small, model));
+        Assert.Contains($"names key {maxKey}; the shape table has {maxKey} keys", message);
+        output.WriteLine(message);
+        // ... and the same model with a table that has the key parses (a model is checked against keys, not shapes).
+        byte[] wider = ShapeTable.Create(DocumentKind.Json, [[.. Enumerable.Range(0, maxKey + 1).Select(i => Encoding.ASCII.GetBytes($"k{i}"))]]).Serialize();
+        Assert.NotNull(ShapeTransform.Parse(Smdl(1, VarintBytes((uint)wider.Length), wider, model)).Fields);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Training and codec 8 envelopes through DocumentCompressor.
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void Train_RecordsWithCategoricalFields_LearnsValueTablesAndRanges(string kind)
+    {
+        var stopwatch = Stopwatch.StartNew();
+        FieldModel model = ModelOf(FieldDictionary(kind));
+        output.WriteLine($"{kind} ({stopwatch.ElapsedMilliseconds} ms, or cached): {model.FieldCount} fields: {Describe(model)}");
+        Assert.True(model.FieldCount >= 4, $"{model.FieldCount} fields");
+        Assert.Contains(Enumerable.Range(0, model.FieldCount), f => model[f].ValueCount >= 9); // a categorical field's table (creative types, sources, distributors)
+    }
+
+    public static TheoryData<string, EnvelopeFormat> KindsAndFormats()
+    {
+        var data = new TheoryData<string, EnvelopeFormat>();
+        foreach (string kind in (string[])["json", "bson", "bson-elements"])
+        {
+            data.Add(kind, EnvelopeFormat.V2);
+            data.Add(kind, EnvelopeFormat.V3);
+        }
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(KindsAndFormats))]
+    public void Compress_DictionaryWithAFieldModel_WritesCodec8_EveryHeldOutDocumentReadsBackByteForByte(string kind, EnvelopeFormat format)
+    {
+        ZstdDictionary dictionary = FieldDictionary(kind);
+        DocumentCompressor writer = Writer(format);
+        List<byte[]> heldOut = Data(kind).HeldOut;
+        int field = 0;
+        foreach (byte[] document in heldOut)
+        {
+            byte[] envelope = writer.Compress(document, dictionary);
+            EnvelopeHeader header = Header(envelope);
+            if (header.Codec == CompressionCodec.FieldZstd)
+            {
+                field++;
+                Assert.Equal(dictionary.Id, header.DictionaryId);
+                Assert.True(header.HasChecksum);
+                Assert.Equal(format, header.Format);
+            }
+            Assert.Equal(document, Reader.Decompress(envelope, dictionary));
+            byte[] span = new byte[document.Length];
+            Assert.True(Reader.TryDecompress(envelope, span, out int written, dictionary));
+            Assert.Equal(document.Length, written);
+            Assert.Equal(document, span);
+            var writer8 = new System.Buffers.ArrayBufferWriter<byte>();
+            Reader.Decompress(envelope, writer8, dictionary);
+            Assert.Equal(document, writer8.WrittenSpan.ToArray());
+        }
+        output.WriteLine($"{kind} {format}: {field} of {heldOut.Count} held-out documents written as codec 8");
+        Assert.Equal(heldOut.Count, field); // every record of this data packs and splits
+    }
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void FieldEnvelopes_OnCategoricalRecords_AreSmallerThanPackedEnvelopesWithTheSameData(string kind)
+    {
+        ZstdDictionary fields = FieldDictionary(kind);
+        ZstdDictionary packed = Trained(kind, fields: false).Dictionary;
+        Assert.Null(packed.Shapes!.Fields);
+        DocumentCompressor writer = Writer(EnvelopeFormat.V3);
+        List<byte[]> heldOut = Data(kind).HeldOut;
+        long raw = 0, packedBytes = 0, fieldBytes = 0;
+        int as7 = 0, as8 = 0;
+        foreach (byte[] document in heldOut)
+        {
+            byte[] seven = writer.Compress(document, packed);
+            byte[] eight = writer.Compress(document, fields);
+            if (Header(seven).Codec == CompressionCodec.PackedZstd) as7++;
+            if (Header(eight).Codec == CompressionCodec.FieldZstd) as8++;
+            Assert.Equal(document, Reader.Decompress(eight, fields));
+            raw += document.Length;
+            packedBytes += seven.Length;
+            fieldBytes += eight.Length;
+        }
+        double n = heldOut.Count;
+        output.WriteLine($"{kind}: {heldOut.Count} held-out documents, {raw / n:F1} B raw; codec 7 {packedBytes / n:F1} B a document ({as7} as 7), " +
+            $"codec 8 {fieldBytes / n:F1} B ({as8} as 8): {(double)fieldBytes / packedBytes:P1} of codec 7; model {fields.Shapes!.Serialize().Length:N0} B with the table, " +
+            $"dictionaries {packed.Content.Length:N0} / {fields.Content.Length:N0} B");
+        // Measured: 72.5% (JSON), 72.1% (BSON and BSON elements).
+        Assert.True(fieldBytes < packedBytes * 0.8, $"codec 8 {fieldBytes} B, codec 7 {packedBytes} B");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Hostile models: the same shape table, tables that lie about what wrote the documents.
+
+    public static TheoryData<string, string> Lies()
+    {
+        var data = new TheoryData<string, string>();
+        foreach (string kind in (string[])["json", "bson", "bson-elements"])
+        {
+            foreach (string lie in (string[])["values permuted", "a value replaced", "frequencies altered", "range min shifted", "range tag changed", "field moved to another key", "field dropped"])
+                data.Add(kind, lie);
+        }
+        return data;
+    }
+
+    /// <summary>The model's definitions with <paramref name="lie"/> told (every field it applies to); null when none applies.</summary>
+    private static List<FieldModel.FieldDefinition>? Lie(List<FieldModel.FieldDefinition> truth, ShapeTable table, string lie)
+    {
+        var lying = new List<FieldModel.FieldDefinition>();
+        bool told = false;
+        switch (lie)
+        {
+            case "field moved to another key":
+            {
+                // The field coding the most values moves to the first key no field has.
+                var taken = truth.Select(d => (d.Key, d.Items)).ToHashSet();
+                FieldModel.FieldDefinition moved = truth.OrderByDescending(d => d.Values.Count).First();
+                int key = Enumerable.Range(0, table.TotalKeys).First(k => !taken.Contains((k, moved.Items)));
+                lying = [.. truth.Select(d => d == moved ? d with { Key = key } : d)];
+                lying.Sort((x, y) => (x.Key * 2 + (x.Items ? 1 : 0)).CompareTo(y.Key * 2 + (y.Items ? 1 : 0)));
+                return lying;
+            }
+            case "field dropped":
+                return [.. truth.Where(d => d != truth.OrderByDescending(d => d.Values.Count).First())];
+        }
+        foreach (FieldModel.FieldDefinition d in truth)
+        {
+            FieldModel.FieldDefinition changed = d;
+            switch (lie)
+            {
+                case "values permuted" when d.Values.Count >= 2:
+                    changed = d with { Values = [.. d.Values.Skip(1), d.Values[0]] };
+                    break;
+                case "a value replaced" when d.Values.Count >= 1:
+                    // The most frequent value becomes another valid scalar of the same length the field does not hold:
+                    // the document keeps its length, so only its bytes (and the checksum) can tell.
+                    byte[] value = [.. d.Values[0]];
+                    for (int attempt = 0; attempt < 256; attempt++)
+                    {
+                        value[^1] = (byte)(value[^1] + 1);
+                        if (PackedTokens.ScalarLength(value) == value.Length && !d.Values.Any(v => v.AsSpan().SequenceEqual(value))) break;
+                    }
+                    changed = d with { Values = [value, .. d.Values.Skip(1)] };
+                    break;
+                case "frequencies altered" when d.Counts.Count >= 2:
+                {
+                    // Half the most frequent symbol's share goes to the next symbol: the same symbols, other slots.
+                    long[] counts = [.. d.Counts];
+                    int top = Array.IndexOf(counts, counts.Max());
+                    long moved = counts[top] / 2;
+                    counts[top] -= moved;
+                    counts[(top + 1) % counts.Length] += moved;
+                    changed = d with { Counts = counts };
+                    break;
+                }
+                case "range min shifted" when d.RangeTag != 0:
+                    changed = d with { RangeMin = d.RangeMin + 1 };
+                    break;
+                case "range tag changed" when d.RangeTag != 0:
+                    changed = d with { RangeTag = d.RangeTag == PackedTag.Integer ? PackedTag.Int64 : PackedTag.Integer };
+                    break;
+            }
+            told |= !ReferenceEquals(changed, d);
+            lying.Add(changed);
+        }
+        return told ? lying : null;
+    }
+
+    [Theory]
+    [MemberData(nameof(Lies))]
+    public void Decompress_WithAModelWhoseTablesLie_ThrowsOrGivesTheDocument_NeverOtherBytes(string kind, string lie)
+    {
+        ZstdDictionary truthful = FieldDictionary(kind);
+        ShapeTable table = truthful.Shapes!.Table;
+        List<FieldModel.FieldDefinition> truth = Definitions(ModelOf(truthful));
+        Assert.Equal(ModelOf(truthful).Serialize(), FieldModel.Create(table, truth).Serialize());
+        List<FieldModel.FieldDefinition>? lying = Lie(truth, table, lie);
+        Assert.True(lying is not null, $"the {kind} model has no field the lie '{lie}' applies to: {Describe(ModelOf(truthful))}");
+        FieldModel liar = FieldModel.Create(table, lying);
+        Assert.NotEqual(ModelOf(truthful).Serialize(), liar.Serialize());
+        // The lying record parses: it is a valid model of the same table, published under the same id.
+        ZstdDictionary lyingDictionary = ZstdDictionary.Create(truthful.Id, truthful.Content.Span, truthful.Content.Length, ShapeTransform.Parse(new ShapeTransform(table, liar).Serialize()));
+
+        (List<byte[]> documents, List<byte[]> envelopes) = FieldEnvelopes(kind, truthful, 200);
+        int rejected = 0, exact = 0, wrong = 0, codecRejected = 0, codecWrong = 0, codecExact = 0;
+        for (int i = 0; i < documents.Count; i++)
+        {
+            byte[] result;
+            try
+            {
+                result = Reader.Decompress(envelopes[i], lyingDictionary);
+            }
+            catch (InvalidDataException)
+            {
+                rejected++;
+                result = [];
+            }
+            if (result.Length > 0)
+            {
+                if (result.AsSpan().SequenceEqual(documents[i])) exact++;
+                else wrong++;
+            }
+            // What the codec alone (no checksum) makes of it: how many of the lies only the envelope checksum catches.
+            EnvelopeHeader header = Header(envelopes[i]);
+            byte[] back = new byte[documents[i].Length];
+            try
+            {
+                FieldZstdCodec.Instance.Decompress(envelopes[i].AsSpan(header.HeaderLength, header.PayloadLength), back, lyingDictionary);
+                if (back.AsSpan().SequenceEqual(documents[i])) codecExact++;
+                else codecWrong++;
+            }
+            catch (InvalidDataException)
+            {
+                codecRejected++;
+            }
+        }
+        output.WriteLine($"{kind}, {lie}: {documents.Count} codec 8 envelopes read with the lying model: {rejected} refused, {exact} exact (the lie does not touch them), {wrong} wrong; " +
+            $"the codec alone: {codecRejected} refused by its structure, {codecWrong} decoded to other bytes (the checksum's catch), {codecExact} exact");
+        Assert.Equal(0, wrong);
+        Assert.Equal(documents.Count, rejected + exact);
+        Assert.Equal(codecExact, exact);
+        Assert.True(rejected > 0, "the lie touched no document");
+    }
+
+    [Fact]
+    public void Decompress_Codec8Envelope_WithTheDictionaryButNoFieldModel_OrNoShapeTable_IsRefusedNamingIt()
+    {
+        ZstdDictionary dictionary = FieldDictionary("json");
+        (_, List<byte[]> envelopes) = FieldEnvelopes("json", dictionary, 1);
+        ZstdDictionary tableOnly = ZstdDictionary.Create(dictionary.Id, dictionary.Content.Span, dictionary.Content.Length, new ShapeTransform(dictionary.Shapes!.Table));
+        Assert.Contains($"field model of dictionary {dictionary.Id}, and that dictionary's record has none", Assert.Throws<InvalidDataException>(() => Reader.Decompress(envelopes[0], tableOnly)).Message);
+        ZstdDictionary plain = ZstdDictionary.Create(dictionary.Id, dictionary.Content.Span);
+        Assert.Contains("has no shape table", Assert.Throws<InvalidDataException>(() => Reader.Decompress(envelopes[0], plain)).Message);
+        Assert.Throws<DictionaryNotFoundException>(() => Reader.Decompress(envelopes[0]));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Mutations: random mutants, every prefix and every single-bit flip of codec 8 envelopes.
+
+    private enum Outcome { Rejected, Missing, Exact, Wrong }
+
+    private static Outcome Read(byte[] mutant, byte[] original, ZstdDictionary dictionary)
+    {
+        byte[] result;
+        try
+        {
+            result = Reader.Decompress(mutant, dictionary);
+        }
+        catch (InvalidDataException)
+        {
+            return Outcome.Rejected;
+        }
+        catch (DictionaryNotFoundException)
+        {
+            return Outcome.Missing;
+        }
+        return result.AsSpan().SequenceEqual(original) ? Outcome.Exact : Outcome.Wrong;
+    }
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void Decompress_TenThousandMutantsOfFieldEnvelopes_OnlyDocumentedExceptions_NeverWrongBytes(string kind)
+    {
+        const int Mutants = 10_000;
+        ZstdDictionary dictionary = FieldDictionary(kind);
+        (List<byte[]> originals, List<byte[]> envelopes) = FieldEnvelopes(kind, dictionary, 60);
+        var random = new Random(kind.Length * 1000 + 801);
+        var counts = new int[4];
+        var stopwatch = Stopwatch.StartNew();
+        for (int n = 0; n < Mutants;)
+        {
+            int pick = random.Next(envelopes.Count);
+            byte[] mutant = StructureMutationTests.Mutate(envelopes[pick], random);
+            if (mutant.AsSpan().SequenceEqual(envelopes[pick])) continue;
+            n++;
+            counts[(int)Read(mutant, originals[pick], dictionary)]++;
+        }
+        output.WriteLine($"{kind} codec 8 envelopes (v2 and v3): {Mutants:N0} mutants in {stopwatch.ElapsedMilliseconds} ms: {counts[0]} InvalidDataException, " +
+            $"{counts[1]} DictionaryNotFoundException (a changed id), {counts[2]} decoded to the original, {counts[3]} to other bytes");
+        Assert.Equal(0, counts[(int)Outcome.Wrong]);
+        Assert.Equal(Mutants, counts[0] + counts[1] + counts[2]);
+    }
+
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void Decompress_EveryPrefixAndEverySingleBitFlipOfTwentyFieldEnvelopes_ErrorOrTheExactDocument(string kind)
+    {
+        ZstdDictionary dictionary = FieldDictionary(kind);
+        (List<byte[]> originals, List<byte[]> envelopes) = FieldEnvelopes(kind, dictionary, 20);
+        int prefixes = 0, flips = 0;
+        var prefixOutcomes = new int[4];
+        var flipOutcomes = new int[4];
+        for (int e = 0; e < envelopes.Count; e++)
+        {
+            byte[] envelope = envelopes[e];
+            for (int length = 0; length < envelope.Length; length++)
+            {
+                prefixes++;
+                prefixOutcomes[(int)Read(envelope[..length], originals[e], dictionary)]++;
+            }
+            for (int bit = 0; bit < envelope.Length * 8; bit++)
+            {
+                byte[] flipped = (byte[])envelope.Clone();
+                flipped[bit / 8] ^= (byte)(1 << (bit % 8));
+                flips++;
+                flipOutcomes[(int)Read(flipped, originals[e], dictionary)]++;
+            }
+        }
+        output.WriteLine($"{kind}: 20 envelopes ({envelopes.Sum(e => e.Length)} bytes): {prefixes} prefixes: {prefixOutcomes[0]} InvalidDataException, {prefixOutcomes[2]} exact, {prefixOutcomes[3]} wrong; " +
+            $"{flips} bit flips: {flipOutcomes[0]} InvalidDataException, {flipOutcomes[1]} DictionaryNotFoundException, {flipOutcomes[2]} exact, {flipOutcomes[3]} wrong");
+        Assert.Equal(prefixes, prefixOutcomes[(int)Outcome.Rejected]); // a prefix is never a whole envelope
+        Assert.Equal(0, flipOutcomes[(int)Outcome.Wrong]);
+        Assert.Equal(flips, flipOutcomes[0] + flipOutcomes[1] + flipOutcomes[2]);
+    }
+
+    /// <summary>
+    /// What the checksum keeps for codec 8: payload mutants decoded by the codec alone (no checksum) show how many the
+    /// residual block, the joiner, the rANS stream's end state and the unpacker refuse by themselves; the rest must
+    /// meet v2's and v3's 16-bit checksum (each passes with probability 2^-16).
+    /// </summary>
+    [Theory]
+    [MemberData(nameof(Kinds))]
+    public void FieldPayloads_WithoutTheChecksum_StructureRejectsMostMutants(string kind)
+    {
+        const int Mutants = 20_000;
+        ZstdDictionary dictionary = FieldDictionary(kind);
+        (List<byte[]> originals, List<byte[]> envelopes) = FieldEnvelopes(kind, dictionary, 60);
+        var random = new Random(kind.Length * 1000 + 802);
+        int rejected = 0, harmless = 0, wrong = 0, pass16 = 0;
+        for (int n = 0; n < Mutants;)
+        {
+            int pick = random.Next(envelopes.Count);
+            EnvelopeHeader header = Header(envelopes[pick]);
+            byte[] payload = envelopes[pick].AsSpan(header.HeaderLength, header.PayloadLength).ToArray();
+            byte[] mutant = StructureMutationTests.Mutate(payload, random);
+            if (mutant.AsSpan().SequenceEqual(payload) || mutant.Length == 0) continue;
+            n++;
+            byte[] result = new byte[originals[pick].Length];
+            try
+            {
+                FieldZstdCodec.Instance.Decompress(mutant, result, dictionary);
+            }
+            catch (InvalidDataException)
+            {
+                rejected++;
+                continue;
+            }
+            if (result.AsSpan().SequenceEqual(originals[pick]))
+            {
+                harmless++;
+                continue;
+            }
+            wrong++;
+            if ((ushort)XxHash32.HashToUInt32(result) == (ushort)XxHash32.HashToUInt32(originals[pick])) pass16++;
+        }
+        output.WriteLine($"{kind} codec 8 payloads, no checksum: {Mutants:N0} mutants, {rejected:N0} refused by the codec ({100.0 * rejected / Mutants:F1}%), {harmless} harmless, " +
+            $"{wrong} decoded to other bytes ({100.0 * wrong / Mutants:F2}%); {pass16} of those pass a 16-bit checksum");
+        Assert.Equal(Mutants, rejected + harmless + wrong);
+        Assert.True(rejected > Mutants * 0.8, $"only {rejected} of {Mutants} refused by the codec's structure");
+        Assert.True(pass16 <= 1 + wrong / 16384, $"{pass16} of {wrong} wrong outputs pass a 16-bit check");
+    }
+}
