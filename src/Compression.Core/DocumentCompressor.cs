@@ -31,6 +31,13 @@ public sealed class DocumentCompressor
     /// </summary>
     internal bool Pack { get; init; } = true;
 
+    /// <summary>
+    /// Whether a dictionary's field model is used to code documents (<see cref="CompressionCodec.FieldZstd"/>). A
+    /// namespace with <c>ModelFields = false</c> (for readers that do not know codec 8 yet) writes codec 7 with the
+    /// dictionary's table even when another client trained the dictionary with a field model.
+    /// </summary>
+    internal bool CodeFields { get; init; } = true;
+
     /// <summary>Creates a compressor; the options are validated and copied.</summary>
     /// <exception cref="ArgumentException">The options are invalid; the message lists every problem.</exception>
     public DocumentCompressor(DocumentCompressorOptions? options = null)
@@ -118,7 +125,7 @@ public sealed class DocumentCompressor
             if (room > 0 && dictionaryId is not null && Pack && dictionary!.Shapes is { } shapes && _checksum && _format != EnvelopeFormat.V1)
             {
                 // A dictionary with a field model codes the values it knows too (codec 8); without one, codec 7.
-                Codecs.Codec structured = shapes.Fields is null ? PackedZstdCodec.Instance : FieldZstdCodec.Instance;
+                Codecs.Codec structured = shapes.Fields is null || !CodeFields ? PackedZstdCodec.Instance : FieldZstdCodec.Instance;
                 compressed = structured.TryCompress(source, destination.Slice(headerLength, room), _level, dictionary, out payloadLength)
                     && payloadLength <= room;
                 if (compressed) written = structured.Id;

@@ -103,6 +103,33 @@ public sealed class FieldModelEngineTests(ITestOutputHelper output) : IDisposabl
     }
 
     [Fact]
+    public async Task ModelFieldsOff_WithADictionaryAnotherClientTrainedWithAFieldModel_WritesCodec7()
+    {
+        var store = new InMemoryDictionaryStore();
+        await using (var engine = TestEngine.Create(store, CompressionEngineOptionsBuilder.TrainOnceAt(400)))
+        {
+            var (written, record) = await WriteMoviesAsync(engine, seed: 8);
+            Assert.True(record.Shapes.Span.StartsWith("SMDL"u8));
+        }
+
+        // A client of the rollout's first stage: it reads codec 8, and must not write it for readers that do not.
+        var options = CompressionEngineOptionsBuilder.Fast();
+        options.Defaults.Dictionary.ModelFields = false;
+        await using var older = TestEngine.Create(store, options);
+        var ns = older.GetNamespace(Ns);
+        await older.RefreshAsync();
+        Assert.NotNull(ns.CurrentDictionary);
+        var random = new Random(9);
+        for (int i = 0; i < 100; i++)
+        {
+            byte[] document = TestDocuments.Movie(random);
+            byte[] envelope = ns.Compress(document);
+            Assert.Equal(CompressionCodec.PackedZstd, Codec(envelope));
+            Assert.Equal(document, ns.Decompress(envelope));
+        }
+    }
+
+    [Fact]
     public void Options_FieldZstdAsACodecSetting_IsRefusedNamingTheKey()
     {
         var options = new CompressionEngineOptions();
