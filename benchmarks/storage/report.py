@@ -42,6 +42,7 @@ def load(directory):
                       "compressed": {c: compressed[c].get("leafPages") for c in COMPRESSED}},
         "dictionaryVersions": s["dictionaryVersions"],
         "overhead": s["overhead"],
+        "wire": s.get("wire"),
     }
 
 
@@ -115,6 +116,24 @@ def markdown(results):
         lines.append(f"| geometric mean | | | **{geomean([q['cache'] for q in per]):.2f}** |")
     lines.append("")
     lines.append(overhead_table(results))
+    if all(r.get("wire") for r in results):
+        lines.append("")
+        lines.append(wire_table(results))
+    return "\n".join(lines)
+
+
+def wire_table(results):
+    """Bytes per document on the wire (StorageLoad's Wire.cs): OP_MSG, and OP_COMPRESSED around it."""
+    lines = ["Wire: bytes per document of whole messages (header included), in file order: find replies of 101 and "
+             "1,000 documents (server: zstd level 3), insert batches of 1,000 (driver: zstd level 6); plain BSON "
+             "documents and ours (the serializer's), without and with the driver's compressors.", ""]
+    lines.append("| corpus | message | plain | plain + snappy | plain + zstd | ours | ours + zstd | ours / (plain + zstd) |")
+    lines.append("|---|---|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        for kind, title in [("read101", "find, 101"), ("read1000", "getMore, 1,000"), ("insert1000", "insert, 1,000")]:
+            w = r["wire"][kind]
+            lines.append(f"| {r['corpus']} | {title} | {w['plain']:,.1f} | {w['snappy']:,.1f} | {w['zstd']:,.1f} | "
+                         f"{w['ours']:,.1f} | {w['oursZstd']:,.1f} | {w['ours'] / w['zstd']:.2f} |")
     return "\n".join(lines)
 
 

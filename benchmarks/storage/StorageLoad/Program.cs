@@ -99,6 +99,7 @@ using (var json = new Utf8JsonWriter(Console.OpenStandardOutput()))
     }
     json.WriteEndArray();
     result.Overhead.Write(json);
+    Wire.Write(json, result.Plain, result.Stored);
     json.WriteEndObject();
 }
 Console.WriteLine();
