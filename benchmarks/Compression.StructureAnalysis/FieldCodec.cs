@@ -66,7 +66,14 @@ internal static class FieldCodec
         (long plainBytes, _, _, _) = Encode(compressor, heldOut, plain.Id == 0 ? null : plain, ref mismatches);
         (long packedBytes, _, double c7, double d7) = Encode(compressor, heldOut, packed.Dictionary, ref mismatches);
         (long fieldBytes, int as8, double c8, double d8) = Encode(compressor, heldOut, fields.Dictionary, ref mismatches);
-        int modelBytes = fields.Dictionary.Shapes!.Serialize().Length;
+        byte[] serialized = fields.Dictionary.Shapes!.Serialize();
+        int modelBytes = serialized.Length;
+        // What a reader holds for the table and model: the managed bytes parsing them allocates (stderr).
+        long before = GC.GetAllocatedBytesForCurrentThread();
+        ShapeTransform parsed = ShapeTransform.Parse(serialized);
+        long parsedBytes = GC.GetAllocatedBytesForCurrentThread() - before;
+        GC.KeepAlive(parsed);
+        Console.Error.WriteLine($"{corpus} {input}: table and model {modelBytes:N0} B stored, {parsedBytes:N0} B allocated when read; dictionary {fields.Dictionary.Content.Length:N0} B");
         double n = heldOut.Count;
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
             $"| {corpus} | {input} | {heldOut.Count:N0} | {raw / n:F1} | {plainBytes / n:F1} | {packedBytes / n:F1} | {fieldBytes / n:F1} | {(double)fieldBytes / packedBytes:F3} | {(double)fieldBytes / plainBytes:F3} | {as8:N0} | {modelBytes:N0} | {c7:F0} / {c8:F0} | {d7:F0} / {d8:F0} |"));
