@@ -357,6 +357,9 @@ public sealed class FuzzTargets
         CheckFieldRoundTrip(dictionary, document, "a decoded payload");
     }
 
+    /// <summary>The <c>fields</c> target's fixed trained dictionary (shape table and field model) and the documents its payload seeds are written from.</summary>
+    internal (ZstdDictionary Dictionary, IReadOnlyList<byte[]> Documents) FieldFixtureForTests => (_fieldFixture.Value.Dictionary, _fieldFixture.Value.Documents);
+
     /// <summary>How many <c>fields</c> inputs had their model accepted, and their payload decoded (the seeds must reach both).</summary>
     public int FieldModelsAccepted { get; private set; }
 
@@ -436,7 +439,13 @@ public sealed class FuzzTargets
             throw new FuzzFailureException($"Verify on write failed packing a document of {document.Length} bytes ({what}).");
     }
 
-    private static List<FieldModel.FieldDefinition> FieldDefinitions(FieldModel model)
+    /// <summary>
+    /// The fields of <paramref name="model"/> as training defines them: values, range, templates (literals, widths, and
+    /// per slot its minimum, bits and frequencies) and every symbol's frequency as its count (normalizing counts that
+    /// already add up to 4,096 changes nothing), so serializing them gives the model's bytes again. Shared with the
+    /// tests (FieldModelTests), which build lying models by changing these definitions.
+    /// </summary>
+    internal static List<FieldModel.FieldDefinition> FieldDefinitions(FieldModel model)
     {
         var definitions = new List<FieldModel.FieldDefinition>(model.FieldCount);
         for (int f = 0; f < model.FieldCount; f++)
@@ -444,7 +453,10 @@ public sealed class FuzzTargets
             FieldModel.Field field = model[f];
             byte[][] values = [.. Enumerable.Range(0, field.ValueCount).Select(i => model.Value(field.FirstValue + i).ToArray())];
             long[] counts = [.. Enumerable.Range(0, field.SymbolCount).Select(s => (long)field.Frequency(s))];
-            definitions.Add(new FieldModel.FieldDefinition(field.Key, field.Items, values, field.RangeTag, field.RangeMin, field.RangeBits, counts));
+            FieldModel.TemplateDefinition[] templates = [.. field.Templates.Select(t => new FieldModel.TemplateDefinition(
+                [.. t.Literals.Select(l => l.ToArray())], [.. t.Widths], [.. t.Mins], [.. t.Bits],
+                [.. t.Cumulative.Select(c => (IReadOnlyList<long>)[.. Enumerable.Range(0, c.Length - 1).Select(s => (long)(c[s + 1] - c[s]))])]))];
+            definitions.Add(new FieldModel.FieldDefinition(field.Key, field.Items, values, field.RangeTag, field.RangeMin, field.RangeBits, counts) { Templates = templates });
         }
         return definitions;
     }
@@ -465,13 +477,18 @@ public sealed class FuzzTargets
         return new FieldFixture(shapes.Table, model.Dictionary, fields.Model.Serialize(), shapes.Serialize(), FieldRecords(8, seed: 2));
     }
 
-    /// <summary>Compact JSON event records with fields a model codes: a type, a status, a network (tables), a magnitude and depth (decimals), a time (a range), tags (array items).</summary>
+    /// <summary>
+    /// Compact JSON event records with fields a model codes: a type, a status, a network (tables), a magnitude and depth
+    /// (decimals), a time (a range), an update time and a day (strings of templates: "2023/11/14 08:05" and
+    /// "Nov 14 2023" or "Nov 5 2023"), tags (array items).
+    /// </summary>
     private static List<byte[]> FieldRecords(int count, int seed)
     {
         string[] types = ["earthquake", "quarry blast", "explosion", "ice quake"];
         string[] statuses = ["reviewed", "automatic", "deleted"];
         string[] networks = ["ci", "us", "nc", "ak", "hv", "nn", "uw", "pr"];
         string[] tags = ["felt", "tsunami", "aftershock", "swarm", "volcanic"];
+        string[] months = ["Nov", "Oct", "Dec", "Sep"];
         var random = new Random(seed);
         int Skewed(int n) => (int)(n * Math.Pow(random.NextDouble(), 2.5));
         var documents = new List<byte[]>(count);
@@ -485,6 +502,9 @@ public sealed class FuzzTargets
             s.Append("\"depth\":").Append((random.Next(0, 3000) / 100.0).ToString("0.00", CultureInfo.InvariantCulture)).Append(',');
             s.Append("\"time\":").Append(1_700_000_000_000L + random.Next(0, 50_000_000)).Append(',');
             s.Append("\"place\":\"").Append(random.Next(1, 90)).Append("km N of Station ").Append(random.Next(200)).Append("\",");
+            s.Append("\"updated\":\"2023/").Append(random.Next(1, 13).ToString("D2", CultureInfo.InvariantCulture)).Append('/').Append(random.Next(1, 29).ToString("D2", CultureInfo.InvariantCulture))
+                .Append(' ').Append(random.Next(24).ToString("D2", CultureInfo.InvariantCulture)).Append(':').Append(random.Next(60).ToString("D2", CultureInfo.InvariantCulture)).Append("\",");
+            s.Append("\"day\":\"").Append(months[Skewed(months.Length)]).Append(' ').Append(random.Next(1, 29)).Append(" 2023\",");
             s.Append("\"tags\":[").Append(string.Join(",", Enumerable.Range(0, Skewed(4)).Select(_ => $"\"{tags[Skewed(tags.Length)]}\""))).Append(']');
             s.Append('}');
             documents.Add(Encoding.UTF8.GetBytes(s.ToString()));

@@ -1,12 +1,12 @@
 namespace Compression.Structure;
 
 /// <summary>
-/// Splits a packed stream into what the field model codes (table indexes and range offsets, as symbols of a static
-/// rANS stream) and the rest (the <em>residual</em>: the structure, escaped values and fields without a model, in the
-/// packed stream's own layout), and joins them back byte for byte. The walk is the unpackers': the root object's
-/// members, shape by shape; a member of shape <c>s</c> at index <c>m</c> is key <c>FirstKey(s) + m</c>, and the items
-/// of an array it holds (at any depth of arrays) are that key's items. Members of objects with inline keys have no
-/// field. Thread-safe (the walks keep their state on the stack).
+/// Splits a packed stream into what the field model codes (table indexes, range offsets, templates and their slots'
+/// numbers, as symbols and raw bits of a static rANS stream) and the rest (the <em>residual</em>: the structure,
+/// escaped values and fields without a model, in the packed stream's own layout), and joins them back byte for byte.
+/// The walk is the unpackers': the root object's members, shape by shape; a member of shape <c>s</c> at index <c>m</c>
+/// is key <c>FirstKey(s) + m</c>, and the items of an array it holds (at any depth of arrays) are that key's items.
+/// Members of objects with inline keys have no field. Thread-safe (the walks keep their state on the stack).
 /// </summary>
 internal sealed class FieldCoder
 {

@@ -10,12 +10,14 @@ namespace Compression.Structure;
 
 /// <summary>
 /// What a namespace's documents share value by value (issue #37, docs/field-model.md): for some fields of a shape
-/// table, a table of the values that repeat across documents and an integer range, each with the frequencies learned
-/// in training. A field is a key of the shape table (table-wide key index, <see cref="ShapeTable.FirstKey"/>), either
-/// its value or the items of an array it holds. <see cref="FieldCoder"/> codes a packed stream's values at these fields
-/// as symbols of a static rANS stream (a table index, or an offset in the range) and leaves everything else, escapes
-/// included, in the packed stream for zstd. Learned by <see cref="FieldModelBuilder"/>, serialized deterministically
-/// beside the shape table, and parsed with every field checked: a model read from a store is untrusted.
+/// table, a table of the values that repeat across documents, a numeric range and string templates (literals around
+/// fixed-width digit runs), each with the frequencies learned in training. A field is a key of the shape table
+/// (table-wide key index, <see cref="ShapeTable.FirstKey"/>), either its value or the items of an array it holds.
+/// <see cref="FieldCoder"/> codes a packed stream's values at these fields as symbols of a static rANS stream (a table
+/// index; a bit length of the offset in the range and its low bits; or a template and, per slot, a bit length and low
+/// bits) and leaves everything else, escapes included, in the packed stream for zstd. Learned by
+/// <see cref="FieldModelBuilder"/>, serialized deterministically beside the shape table, and parsed with every field
+/// checked: a model read from a store is untrusted.
 /// </summary>
 internal sealed class FieldModel
 {
@@ -95,7 +97,7 @@ internal sealed class FieldModel
         }
     }
 
-    /// <summary>One field: its table (a run of the model-wide values), its range, and the cumulative frequencies of its symbols.</summary>
+    /// <summary>One field: its table (a run of the model-wide values), its range, its templates, and the cumulative frequencies of its symbols.</summary>
     internal sealed class Field
     {
         public required int Key { get; init; }
@@ -118,7 +120,7 @@ internal sealed class FieldModel
         /// <summary>For each 256th of the scale, the symbol its first slot falls in (<see cref="SymbolAt(Field, int)"/>).</summary>
         public required ushort[] Coarse { get; init; }
 
-        /// <summary>Symbols: the table's values, then the range's bit lengths (when there is one), then the escape. Length: symbols + 1; last is <see cref="ScaleTotal"/>.</summary>
+        /// <summary>Symbols: the table's values, then the range's bit lengths (when there is one), then the templates, then the escape. Length: symbols + 1; last is <see cref="ScaleTotal"/>.</summary>
         public required ushort[] Cumulative { get; init; }
 
         /// <summary>The symbol of bit length 0 (the range's first).</summary>
@@ -177,6 +179,9 @@ internal sealed class FieldModel
 
     /// <summary>The widest slot: 18 digits (under 2^60).</summary>
     public const int MaxSlotWidth = 18;
+
+    /// <summary>The most bits a slot's number takes above its minimum (18 digits need 60).</summary>
+    public const int MaxSlotBits = 60;
 
     /// <summary>The longest string a template matches (and the longest it may describe).</summary>
     public const int MaxTemplateLength = 256;
@@ -267,13 +272,13 @@ internal sealed class FieldModel
         return Parse(bytes, table);
     }
 
-    /// <summary>One field as training defines it: the values of its table, the range, and the raw counts of every symbol (normalized on serialization).</summary>
+    /// <summary>One field as training defines it: the values of its table, the range, and the raw counts of every symbol (values, bit lengths, templates, escape; normalized on serialization).</summary>
     internal sealed record FieldDefinition(int Key, bool Items, IReadOnlyList<byte[]> Values, byte RangeTag, long RangeMin, int RangeBits, IReadOnlyList<long> Counts)
     {
         /// <summary>The field's templates; their symbols' counts are in <see cref="Counts"/> after the range's, before the escape's.</summary>
         public IReadOnlyList<TemplateDefinition> Templates { get; init; } = [];
 
-        /// <summary>The sample bytes the table and range code (an order for choosing fields; not serialized).</summary>
+        /// <summary>The sample bytes the table, range and templates code (an order for choosing fields; not serialized).</summary>
         public long Coded { get; init; }
     }
 
@@ -364,7 +369,11 @@ internal sealed class FieldModel
     /// Reads a serialized model for <paramref name="table"/>, checking everything: size, magic, version, reserved bytes,
     /// checksum, counts, fields in ascending order naming keys of the table, every value one scalar packed token of at
     /// most <see cref="MaxValueLength"/> bytes and none twice in a field, ranges of a numeric tag within 48 bits and
-    /// 64-bit arithmetic, frequencies at least 1 adding up to <see cref="ScaleTotal"/>, no bytes after the end.
+    /// 64-bit arithmetic, templates (at most <see cref="MaxTemplatesPerField"/> a field, none twice; 1 to
+    /// <see cref="MaxSlots"/> slots of 1 to <see cref="MaxSlotWidth"/> digits, minimums under 10^width, at most
+    /// <see cref="MaxSlotBits"/> bits; at most <see cref="MaxTemplateLength"/> bytes described), frequencies (a field's
+    /// symbols: values, bit lengths, templates, escape; each slot's bit lengths) at least 1 adding up to
+    /// <see cref="ScaleTotal"/>, no bytes after the end. Every refusal's message starts with "Field model".
     /// </summary>
     /// <exception cref="InvalidDataException">The bytes are not a valid model for the table; the message says what is wrong.</exception>
     public static FieldModel Parse(ReadOnlySpan<byte> bytes, ShapeTable table)
@@ -378,7 +387,21 @@ internal sealed class FieldModel
         uint stored = BinaryPrimitives.ReadUInt32LittleEndian(bytes[^ChecksumLength..]);
         uint actual = XxHash32.HashToUInt32(body);
         if (stored != actual) StructureThrow.Corrupt($"Field model checksum mismatch (stored 0x{stored:x8}, computed 0x{actual:x8}).");
+        try
+        {
+            return ParseBody(body, table, bytes);
+        }
+        catch (InvalidDataException e) when (e.Message.StartsWith(PackedReaderPrefix, StringComparison.Ordinal))
+        {
+            // The reader's own messages (a truncated body, a non-minimal varint) name the packed stream: name the model.
+            throw new InvalidDataException("Field model: " + e.Message[PackedReaderPrefix.Length..], e);
+        }
+    }
 
+    private const string PackedReaderPrefix = "Packed stream: ";
+
+    private static FieldModel ParseBody(ReadOnlySpan<byte> body, ShapeTable table, ReadOnlySpan<byte> bytes)
+    {
         var reader = new PackedReader(body);
         reader.Skip(HeaderLength);
         ulong fieldCount = reader.Varint();
@@ -431,7 +454,7 @@ internal sealed class FieldModel
                 RangeTag = rangeTag, RangeMin = rangeMin, RangeBits = rangeBits, Cumulative = cumulative, Coarse = CoarseOf(cumulative), Templates = templates,
             };
         }
-        reader.End();
+        if (reader.Remaining != 0) StructureThrow.Corrupt($"Field model: {reader.Remaining} bytes after the end of the model (offset {reader.Position}).");
         return new FieldModel(fields, table.TotalKeys, values.WrittenSpan.ToArray(), [.. valueStarts]) { Serialized = bytes.ToArray() };
     }
 
@@ -472,9 +495,9 @@ internal sealed class FieldModel
             if (widths[s] is 0 or > MaxSlotWidth) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot {widths[s]} digits wide; 1 to {MaxSlotWidth} allowed.");
             length += widths[s];
             ulong min = reader.Varint();
+            if (min >= (ulong)Pow10[widths[s]]) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot minimum {min} of more than its {widths[s]} digits.");
             bits[s] = reader.Byte();
-            if (min >= (ulong)Pow10[widths[s]] || bits[s] > 60)
-                StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot range that does not fit its width.");
+            if (bits[s] > MaxSlotBits) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot of {bits[s]} bits; at most {MaxSlotBits}.");
             mins[s] = (long)min;
             cumulative[s] = ReadFrequencies(ref reader, bits[s] + 1, $"field {f}'s template {t}, slot {s}");
         }
@@ -503,7 +526,7 @@ internal sealed class FieldModel
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int SymbolAt(Field field, int slot)
     {
-        // The symbol at the start of the slot's sixteenth of the scale, then forward: a few steps at most on average.
+        // The symbol at the start of the slot's 256th of the scale, then forward: a few steps at most on average.
         ushort[] c = field.Cumulative;
         int s = field.Coarse[slot >> CoarseShift];
         while (c[s + 1] <= slot) s++;

@@ -3,9 +3,10 @@ namespace Compression.Structure;
 /// <summary>
 /// Learns a <see cref="FieldModel"/> from the packed streams of training samples: per field (a key of the shape table,
 /// or its array's items), the values seen at least twice (at most <see cref="FieldModel.MaxValuesPerField"/>, the most
-/// frequent first, ties by their bytes) and, for the commonest numeric tag, a range widened past what the samples show.
-/// A field gets a model when its table would code at least <see cref="MinCodedShare"/> of its sample values, or its
-/// range would. The model depends on the samples, not on their order.
+/// frequent first, ties by their bytes), for the numeric tag with the most values outside the table a range widened
+/// past what the samples show, and the templates of its other strings seen at least twice. A field gets a model when
+/// its parts (each coding at least <see cref="MinPartShare"/>) together code at least <see cref="MinCodedShare"/> of
+/// its sample values. The model depends on the samples, not on their order.
 /// </summary>
 internal sealed class FieldModelBuilder
 {
@@ -158,7 +159,7 @@ internal sealed class FieldModelBuilder
                 long span = max - min + 1;
                 long low = Math.Max(0, min - span / 8);
                 long high = Math.Min(FieldModel.Pow10[widths[s]] - 1, max + (span + 1) / 2);
-                int b = Math.Min(60, (high == low ? 0 : 64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(high - low))) + ExtraBits);
+                int b = Math.Min(FieldModel.MaxSlotBits, (high == low ? 0 : 64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(high - low))) + ExtraBits);
                 mins[s] = low;
                 bits[s] = (byte)b;
                 var histogram = new long[b + 1];

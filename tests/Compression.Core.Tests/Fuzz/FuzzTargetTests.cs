@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Compression.Fuzz;
+using Compression.Structure;
 using Xunit;
 using Xunit.Abstractions;
 
@@ -52,6 +53,32 @@ public sealed class FuzzTargetTests(ITestOutputHelper output)
         output.WriteLine($"{seeds.Count} fields seeds: {targets.FieldModelsAccepted} models accepted, {targets.FieldPayloadsDecoded} payloads decoded");
         Assert.True(targets.FieldModelsAccepted >= 6, $"{targets.FieldModelsAccepted} models accepted");
         Assert.True(targets.FieldPayloadsDecoded >= 8, $"{targets.FieldPayloadsDecoded} payloads decoded");
+
+        // The fixed model has templates, and the payload seeds' documents are coded with them: splitting with the same
+        // model without its templates (their symbols dropped) leaves more in the residual.
+        (ZstdDictionary dictionary, IReadOnlyList<byte[]> documents) = targets.FieldFixtureForTests;
+        ShapeTransform shapes = dictionary.Shapes!;
+        FieldModel model = shapes.Fields!.Model;
+        int templates = Enumerable.Range(0, model.FieldCount).Sum(f => model[f].Templates.Length);
+        List<FieldModel.FieldDefinition> without = [.. FuzzTargets.FieldDefinitions(model).Select(d => d.Templates.Count == 0 ? d
+            : d with { Templates = [], Counts = [.. d.Counts.Take(d.Counts.Count - 1 - d.Templates.Count), d.Counts[^1]] })];
+        var withoutTemplates = new FieldCoder(shapes.Table, FieldModel.Create(shapes.Table, without));
+        var symbols = new RansEncoder();
+        int templated = 0;
+        foreach (byte[] document in documents)
+        {
+            byte[] packed = new byte[document.Length];
+            Assert.True(shapes.TryEncode(document, packed, out int length));
+            byte[] residual = new byte[length];
+            symbols.Reset();
+            Assert.True(shapes.Fields.TrySplit(packed.AsSpan(0, length), residual, out int with, symbols));
+            symbols.Reset();
+            Assert.True(withoutTemplates.TrySplit(packed.AsSpan(0, length), residual, out int withoutLength, symbols));
+            if (withoutLength > with) templated++;
+        }
+        output.WriteLine($"the fixed model: {model.FieldCount} fields, {templates} templates; {templated} of the {documents.Count} seed documents coded with templates");
+        Assert.True(templates >= 2, $"{templates} templates");
+        Assert.Equal(documents.Count, templated);
     }
 
     [Theory]

@@ -6,8 +6,10 @@ namespace Compression.Core.Tests.Structure;
 /// <summary>
 /// Generated movie-like records for the field model tests (codec 8, docs/field-model.md): categorical fields with
 /// skewed frequencies (source, creative type, genre, distributor, MPAA rating, tags), numbers in narrow ranges (year,
-/// running time, votes, gross) and unique text (titles) that stays with zstd. Compact JSON and BSON with the same
-/// values. Seeded: the same seed gives the same documents.
+/// running time, votes, gross), date strings a field model codes with templates (a release date as movies' "Jun 12
+/// 1998", an update time as flights' "2001/01/01 00:47": literals around digit runs of fixed widths, the day of one or
+/// two digits) and unique text (titles) that stays with zstd. Compact JSON and BSON with the same values. Seeded: the
+/// same seed gives the same documents.
 /// </summary>
 internal static class FieldDocuments
 {
@@ -50,12 +52,21 @@ internal static class FieldDocuments
 
     private sealed record Movie(
         string Title, string Source, string CreativeType, string Genre, string Distributor, string Rating, int Year,
-        int RunningTime, int Votes, long Gross, int Imdb, string[] Tags, bool Sequel, string? Director);
+        int RunningTime, int Votes, long Gross, int Imdb, string[] Tags, bool Sequel, string? Director)
+    {
+        /// <summary>"Jun 12 1998": month, day (1 or 2 digits), year.</summary>
+        public string ReleaseDate { get; init; } = "";
+
+        /// <summary>"2001/01/01 00:47": year, month, day, hour, minute, zero-padded.</summary>
+        public string Updated { get; init; } = "";
+    }
+
+    private static readonly string[] Months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
     private static Movie Next(Random random, int i)
     {
         string[] tags = [.. Enumerable.Range(0, Skewed(random, 4)).Select(_ => Genres[Skewed(random, Genres.Length)])];
-        return new Movie(
+        var movie = new Movie(
             Title: $"{Adjectives[random.Next(Adjectives.Length)]} {Nouns[random.Next(Nouns.Length)]} {random.Next(1, 400)}",
             Source: Sources[Skewed(random, Sources.Length)],
             CreativeType: CreativeTypes[Skewed(random, CreativeTypes.Length)],
@@ -70,6 +81,11 @@ internal static class FieldDocuments
             Tags: tags,
             Sequel: random.Next(6) == 0,
             Director: i % 3 == 0 ? null : $"{Adjectives[random.Next(Adjectives.Length)]} {Nouns[random.Next(Nouns.Length)]}");
+        return movie with
+        {
+            ReleaseDate = $"{Months[random.Next(12)]} {random.Next(1, 29)} {movie.Year}",
+            Updated = $"{2001 + random.Next(3)}/{random.Next(1, 13):D2}/{random.Next(1, 29):D2} {random.Next(24):D2}:{random.Next(60):D2}",
+        };
     }
 
     /// <summary><paramref name="count"/> compact JSON records (two shapes: with and without a director).</summary>
@@ -88,6 +104,8 @@ internal static class FieldDocuments
             s.Append("\"Distributor\":\"").Append(m.Distributor).Append("\",");
             s.Append("\"MPAA Rating\":\"").Append(m.Rating).Append("\",");
             s.Append("\"Release Year\":").Append(m.Year).Append(',');
+            s.Append("\"Release Date\":\"").Append(m.ReleaseDate).Append("\",");
+            s.Append("\"Updated\":\"").Append(m.Updated).Append("\",");
             s.Append("\"Running Time min\":").Append(m.RunningTime).Append(',');
             s.Append("\"IMDB Rating\":").Append((m.Imdb / 10.0).ToString("0.0", CultureInfo.InvariantCulture)).Append(',');
             s.Append("\"IMDB Votes\":").Append(m.Votes).Append(',');
@@ -117,6 +135,8 @@ internal static class FieldDocuments
             d.Add("Distributor", Bson.String(m.Distributor));
             d.Add("MpaaRating", Bson.String(m.Rating));
             d.Add("ReleaseYear", Bson.Int32(m.Year));
+            d.Add("ReleaseDate", Bson.String(m.ReleaseDate));
+            d.Add("Updated", Bson.String(m.Updated));
             d.Add("RunningTime", Bson.Int32(m.RunningTime));
             d.Add("ImdbRating", Bson.Double(m.Imdb / 10.0));
             d.Add("ImdbVotes", Bson.Int32(m.Votes));
