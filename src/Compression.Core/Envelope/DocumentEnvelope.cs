@@ -79,7 +79,7 @@ public static class DocumentEnvelope
 
         if (version > LatestFormatVersion || codecId > MaxCodecId) ThrowUnknownVersionOrCodec(version, codecId);
         if (codecId is (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd && (version == 0 || !hasChecksum || !hasDictionary))
-            ThrowBadPackedZstd(version, hasChecksum);
+            ThrowBadPackedZstd(codecId, version, hasChecksum);
 
         int offset = 2;
         if (!Varint.TryRead(data[offset..], out uint length, out int read))
@@ -130,8 +130,8 @@ public static class DocumentEnvelope
         : $"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip, packed zstd, field zstd).");
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowBadPackedZstd(int version, bool hasChecksum) =>
-        ThrowHelper.ThrowCorrupt($"Envelope of codec 7 (packed zstd) is {(version == 0 ? "format v1" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in formats v2 and v3, with a checksum and a dictionary id.");
+    private static void ThrowBadPackedZstd(int codecId, int version, bool hasChecksum) =>
+        ThrowHelper.ThrowCorrupt($"Envelope of codec {codecId} ({(codecId == (int)CompressionCodec.PackedZstd ? "packed zstd" : "field zstd")}) is {(version == 0 ? "format v1" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in formats v2 and v3, with a checksum and a dictionary id.");
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowOverLimit(uint length, int maxUncompressedLength) =>

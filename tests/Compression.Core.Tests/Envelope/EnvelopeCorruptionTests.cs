@@ -161,7 +161,6 @@ public sealed class EnvelopeCorruptionTests
 
     [Theory]
     [InlineData(9)] // 7 is packed zstd (PackedEnvelopeTests.ReadHeader_PackedZstdOutsideItsRules_IsCorrupt), 8 field zstd (FieldModelTests)
-    [InlineData(9)]
     [InlineData(10)]
     [InlineData(11)]
     [InlineData(12)]

@@ -129,28 +129,35 @@ public sealed class PackedEnvelopeTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public void ReadHeader_PackedZstdOutsideItsRules_IsCorrupt()
+    public void ReadHeader_PackedZstdOutsideItsRules_IsCorrupt() => ReadHeaderOutsideTheRules(7);
+
+    /// <summary>Codec 8 (field zstd) has codec 7's rules: formats v2 and v3, a checksum, a dictionary id, at most 128 KiB.</summary>
+    [Fact]
+    public void ReadHeader_FieldZstdOutsideItsRules_IsCorrupt() => ReadHeaderOutsideTheRules(8);
+
+    private static void ReadHeaderOutsideTheRules(int codec)
     {
         ZstdDictionary packing = Packing("json");
         byte[] envelope = V2.Compress(StructureModelTests.JsonHeldOut[1], packing);
         Assert.Equal(0xD7, envelope[1]); // dictionary id, checksum, v2, codec 7
+        envelope[1] = (byte)(0xD0 | codec);
 
         byte[] v1 = (byte[])envelope.Clone();
-        v1[1] = 0xC7;
+        v1[1] = (byte)(0xC0 | codec);
         Assert.Contains("format v1", Assert.Throws<InvalidDataException>(() => DocumentEnvelope.TryReadHeader(v1, out _)).Message);
 
         byte[] noChecksum = envelope[..^2];
-        noChecksum[1] = 0x97;
+        noChecksum[1] = (byte)(0x90 | codec);
         Assert.Contains("without a checksum", Assert.Throws<InvalidDataException>(() => DocumentEnvelope.TryReadHeader(noChecksum, out _)).Message);
 
-        byte[] noDictionary = [envelope[0], 0x57, .. RemoveDictionaryId(envelope)];
+        byte[] noDictionary = [envelope[0], (byte)(0x50 | codec), .. RemoveDictionaryId(envelope)];
         Assert.Contains("without a dictionary id", Assert.Throws<InvalidDataException>(() => DocumentEnvelope.TryReadHeader(noDictionary, out _)).Message);
 
         // A declared length over 128 KiB: documents that large are never packed, and nothing is allocated for the claim.
         Span<byte> header = stackalloc byte[16];
         int at = 0;
         header[at++] = DocumentEnvelope.Magic;
-        header[at++] = 0xD7;
+        header[at++] = (byte)(0xD0 | codec);
         at += Varint.Write(header[at..], 128 * 1024 + 1);
         at += Varint.Write(header[at..], packing.Id);
         byte[] lying = [.. header[..at], .. new byte[40], 0, 0];
