@@ -60,12 +60,14 @@ internal sealed class FieldModel
     private readonly ulong _seed;
     private readonly byte[][][] _templateKeys; // per field, per template
 
-    private FieldModel(Field[] fields, int totalKeys, byte[] values, int[] valueStarts)
+    private FieldModel(Field[] fields, byte[] values, int[] valueStarts)
     {
         _fields = fields;
         _values = values;
         _valueStarts = valueStarts;
-        _fieldOf = new int[totalKeys * 2];
+        // Only as far as the last field's key (fields are in ascending order): a table of many keys and a model of few
+        // fields costs a few entries, not two for every key of the table.
+        _fieldOf = new int[fields.Length == 0 ? 0 : fields[^1].Key * 2 + 2];
         Array.Fill(_fieldOf, -1);
         for (int f = 0; f < fields.Length; f++) _fieldOf[fields[f].Key * 2 + (fields[f].Items ? 1 : 0)] = f;
         _templateKeys = new byte[fields.Length][][];
@@ -455,7 +457,7 @@ internal sealed class FieldModel
             };
         }
         if (reader.Remaining != 0) StructureThrow.Corrupt($"Field model: {reader.Remaining} bytes after the end of the model (offset {reader.Position}).");
-        return new FieldModel(fields, table.TotalKeys, values.WrittenSpan.ToArray(), [.. valueStarts]) { Serialized = bytes.ToArray() };
+        return new FieldModel(fields, values.WrittenSpan.ToArray(), [.. valueStarts]) { Serialized = bytes.ToArray() };
     }
 
     private static ushort[] ReadFrequencies(ref PackedReader reader, int symbols, string what)

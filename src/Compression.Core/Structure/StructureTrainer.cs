@@ -69,14 +69,20 @@ internal static class StructureTrainer
             training.Add(transform.TryEncode(sample, buffer, out int packed) ? buffer[..packed] : sample);
         if (fieldModel && TryLearnFields(transform.Table, samples, training, dictionarySize) is { } fields)
         {
-            transform = new ShapeTransform(transform.Table, fields.Model);
-            for (int i = 0; i < training.Count; i++)
+            var withFields = new ShapeTransform(transform.Table, fields.Model);
+            var residuals = new List<byte[]>(training);
+            for (int i = 0; i < residuals.Count; i++)
             {
-                if (ReferenceEquals(training[i], samples[i])) continue; // not packed: compressed as it is
+                if (ReferenceEquals(residuals[i], samples[i])) continue; // not packed: compressed as it is
                 var symbols = new RansEncoder();
-                byte[] residual = new byte[training[i].Length];
-                if (fields.TrySplit(training[i], residual, out int length, symbols)) training[i] = residual[..length];
+                byte[] residual = new byte[residuals[i].Length];
+                if (fields.TrySplit(residuals[i], residual, out int length, symbols)) residuals[i] = residual[..length];
             }
+            // What the model leaves can be too little for zstd to train on (every value of a record coded): the
+            // dictionary is then trained on the packed streams, which codec 8's residuals are parts of.
+            if ((ZstdDictionaryTrainer.TryTrain(residuals, dictionarySize, id, withFields)
+                ?? ZstdDictionaryTrainer.TryTrain(training, dictionarySize, id, withFields)) is { } withFieldsDictionary)
+                return new StructureModel(withFields, withFieldsDictionary);
         }
         ZstdDictionary? dictionary = ZstdDictionaryTrainer.TryTrain(training, dictionarySize, id, transform);
         return dictionary is null ? null : new StructureModel(transform, dictionary);
