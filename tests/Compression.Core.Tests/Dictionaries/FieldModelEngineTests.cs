@@ -19,25 +19,8 @@ public sealed class FieldModelEngineTests(ITestOutputHelper output) : IDisposabl
     private static CompressionCodec Codec(byte[] envelope) =>
         DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) ? header.Codec : throw new InvalidOperationException("not an envelope");
 
-    private static async Task<(List<(byte[] Document, byte[] Envelope)> Written, DictionaryRecord Record)> WriteMoviesAsync(CompressionEngine engine, int seed)
-    {
-        var ns = engine.GetNamespace(Ns);
-        var random = new Random(seed);
-        var written = new List<(byte[], byte[])>();
-        for (int i = 0; i < 400; i++)
-        {
-            byte[] document = TestDocuments.Movie(random);
-            written.Add((document, ns.Compress(document)));
-        }
-        await engine.WhenIdleAsync();
-        DictionaryRecord record = ns.CurrentDictionary ?? (await ns.TrainAsync()).Dictionary ?? throw new InvalidOperationException("no dictionary");
-        for (int i = 0; i < 400; i++)
-        {
-            byte[] document = TestDocuments.Movie(random);
-            written.Add((document, ns.Compress(document)));
-        }
-        return (written, record);
-    }
+    private static Task<(List<(byte[] Document, byte[] Envelope)> Written, DictionaryRecord Record)> WriteMoviesAsync(CompressionEngine engine, int seed) =>
+        MovieWrites.WriteAsync(engine, Ns, seed, after: 400);
 
     [Fact]
     public async Task Training_MoviesWithCategoricalFields_PublishesAFieldModel_WritesCodec8_SmallerThanCodec7_AndAColdClientReadsEverything()

@@ -15,26 +15,8 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
 
     public void Dispose() => Directory.Delete(_directory, recursive: true);
 
-    /// <summary>Writes 400 movies (the engine's options: <see cref="CompressionEngineOptionsBuilder.TrainOnceAt"/> 400), then 200 more with the dictionary.</summary>
-    private static async Task<(List<(byte[] Document, byte[] Envelope)> Written, DictionaryRecord Record)> WriteMoviesAsync(CompressionEngine engine, int seed)
-    {
-        var ns = engine.GetNamespace(Ns);
-        var random = new Random(seed);
-        var written = new List<(byte[], byte[])>();
-        for (int i = 0; i < 400; i++)
-        {
-            byte[] document = TestDocuments.Movie(random);
-            written.Add((document, ns.Compress(document)));
-        }
-        await engine.WhenIdleAsync();
-        DictionaryRecord record = ns.CurrentDictionary ?? (await ns.TrainAsync()).Dictionary ?? throw new InvalidOperationException("no dictionary");
-        for (int i = 0; i < 200; i++)
-        {
-            byte[] document = TestDocuments.Movie(random);
-            written.Add((document, ns.Compress(document)));
-        }
-        return (written, record);
-    }
+    private static Task<(List<(byte[] Document, byte[] Envelope)> Written, DictionaryRecord Record)> WriteMoviesAsync(CompressionEngine engine, int seed) =>
+        MovieWrites.WriteAsync(engine, Ns, seed, after: 200);
 
     private static CompressionCodec Codec(byte[] envelope) =>
         DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header) ? header.Codec : throw new InvalidOperationException("not an envelope");
