@@ -79,6 +79,7 @@ public sealed class CorpusAnalyzerTests
 
         Assert.Null(result.ShapesNote);
         Assert.True(result.ShapeCount >= 1, $"shape count {result.ShapeCount}");
+        Assert.NotNull(result.ModelledFields); // the engine's default: the table with a field model where fields pay (0: none did)
         CodecResult[] shaped = [.. result.Results.Where(r => r.Shapes)];
         Assert.Equal([1, 3, 9, 19], shaped.Select(r => r.Level).ToArray());
         foreach (CodecResult row in shaped)

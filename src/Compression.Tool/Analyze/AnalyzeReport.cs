@@ -51,7 +51,7 @@ internal static class AnalyzeReport
 
     /// <summary>The header's words on the shape table of the rows with shapes; empty when there are none.</summary>
     internal static string Shapes(AnalyzeResult result) =>
-        result.ShapeCount is { } n ? string.Create(CultureInfo.InvariantCulture, $"; rows with shapes: a shape table of {n:N0} shape{(n == 1 ? "" : "s")} and its own dictionary, trained on the same documents") : "";
+        result.ShapeCount is { } n ? string.Create(CultureInfo.InvariantCulture, $"; rows with shapes: a shape table of {n:N0} shape{(n == 1 ? "" : "s")}{(result.ModelledFields is > 0 and var f ? $", a field model of {f:N0} field{(f == 1 ? "" : "s")} (codec 8)" : "")} and its own dictionary, trained on the same documents") : "";
 
     /// <summary>How many replayed documents were written packed: <c>; 3,137 of 3,201 documents written packed (shapes)</c>.</summary>
     internal static string Packed(OnlineResult online) =>

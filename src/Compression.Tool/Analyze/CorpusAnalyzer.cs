@@ -50,6 +50,9 @@ internal sealed record AnalyzeResult
     /// <summary>Shapes in the table of the rows with shapes; null when there are none (<see cref="ShapesNote"/> says why).</summary>
     public int? ShapeCount { get; init; }
 
+    /// <summary>How many fields the field model trained with the shape table codes (0: the table alone, codec 7); null without rows with shapes.</summary>
+    public int? ModelledFields { get; init; }
+
     /// <summary>Why there are no rows with shapes (packing needs the checksum, too few documents, no shape table trained); null when there are.</summary>
     public string? ShapesNote { get; init; }
 
@@ -227,6 +230,7 @@ internal static class CorpusAnalyzer
             TestDocuments = test.Length,
             DictionarySize = dictionary?.Content.Length ?? 0,
             ShapeCount = model?.Table.Count,
+            ModelledFields = model is null ? null : model.Transform.Fields?.Model.FieldCount ?? 0,
             ShapesNote = shapesNote,
             Checksum = settings.Checksum,
             Seed = settings.Seed,
