@@ -42,8 +42,15 @@ public sealed class VerifyStatsTests(MongoFixture fixture) : IClassFixture<Mongo
         envelope[envelope.Length / 2] ^= 0x5A;
         corrupted["_z"] = new BsonBinaryData(envelope, corrupted["_z"].AsBsonBinaryData.SubType);
         await movies.ReplaceOneAsync(new BsonDocument("_id", corrupted["_id"]), corrupted);
-        // ...and one compressed with a dictionary of another database, which this database's store does not have.
-        BsonDocument foreign = await other.Database.GetCollection<BsonDocument>("movies").Find(FilterDefinition<BsonDocument>.Empty).Limit(1).SingleAsync();
+        // ...and one compressed with a dictionary of another database, which this database's store does not have. Ids are
+        // short random numbers per store, so the other database's dictionary can carry an id this one has too: the
+        // document is taken among those whose id this store lacks (seen in CI on 2026-11-27: the foreign envelope was
+        // read with this database's dictionary of the same id and failed as a damaged payload instead).
+        var ownIds = new HashSet<long>((await db.Database.GetCollection<BsonDocument>("_compression.dictionaries")
+            .Find(FilterDefinition<BsonDocument>.Empty).ToListAsync()).Select(d => d["_id"].ToInt64()));
+        BsonDocument foreign = (await other.Database.GetCollection<BsonDocument>("movies").Find(FilterDefinition<BsonDocument>.Empty).ToListAsync())
+            .First(d => d.Contains("_z") && DocumentEnvelope.TryReadHeader(d["_z"].AsBsonBinaryData.Bytes, out EnvelopeHeader h)
+                && h.DictionaryId is uint id && !ownIds.Contains(id));
         foreign["_id"] = two[1]["_id"];
         await movies.ReplaceOneAsync(new BsonDocument("_id", two[1]["_id"]), foreign);
         DocumentEnvelope.TryReadHeader(foreign["_z"].AsBsonBinaryData.Bytes, out EnvelopeHeader header);
