@@ -29,10 +29,10 @@ internal sealed class FieldCoder
         residualLength = 0;
         try
         {
-            var splitter = new Splitter(this, packed, residual, symbols);
-            splitter.Object(1);
-            splitter.In.End();
-            residualLength = splitter.Out.Position;
+            var walk = new Walk(this, packed, residual, symbols, default);
+            walk.Object(1);
+            walk.In.End();
+            residualLength = walk.Out.Position;
             return true;
         }
         catch (InvalidDataException)
@@ -45,93 +45,72 @@ internal sealed class FieldCoder
     /// <exception cref="InvalidDataException">Either part is damaged or they do not belong together (the message says where), or the stream would be longer than <paramref name="packed"/>.</exception>
     public int Join(ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, Span<byte> packed)
     {
-        var joiner = new Joiner(this, residual, stream, packed);
-        joiner.Object(1);
-        joiner.In.End();
-        joiner.Symbols.End();
-        return joiner.Out.Position;
+        var walk = new Walk(this, residual, packed, encoder: null, stream);
+        walk.Object(1);
+        walk.In.End();
+        walk.Symbols.End();
+        return walk.Out.Position;
     }
 
-    private ref struct Splitter
+    /// <summary>
+    /// One walk for both directions, so splitting and joining cannot disagree on the structure: everything is copied from
+    /// <see cref="In"/> to <see cref="Out"/> (the packed stream to the residual when splitting, the residual to the
+    /// packed stream when joining), except a value at a field of the model, which splitting codes as symbols (or escapes)
+    /// and joining decodes from them (or, on the escape, copies).
+    /// </summary>
+    private ref struct Walk
     {
         private readonly FieldCoder _coder;
-        private readonly ReadOnlySpan<byte> _packed;
-        private readonly RansEncoder _symbols;
+        private readonly ReadOnlySpan<byte> _source;
+        private readonly RansEncoder? _encoder; // splitting; null when joining
         public PackedReader In;
         public UnpackedWriter Out;
+        public RansDecoder Symbols;             // joining
 
-        public Splitter(FieldCoder coder, ReadOnlySpan<byte> packed, Span<byte> residual, RansEncoder symbols)
+        public Walk(FieldCoder coder, ReadOnlySpan<byte> source, Span<byte> destination, RansEncoder? encoder, ReadOnlySpan<byte> stream)
         {
             _coder = coder;
-            _packed = packed;
-            _symbols = symbols;
-            In = new PackedReader(packed);
-            Out = new UnpackedWriter(residual);
+            _source = source;
+            _encoder = encoder;
+            In = new PackedReader(source);
+            Out = new UnpackedWriter(destination);
+            Symbols = new RansDecoder(stream);
         }
+
+        private readonly string What => _encoder is null ? "Residual" : "Packed stream";
 
         public void Object(int depth)
         {
-            if (depth > PackScratch.MaxDepth) StructureThrow.Corrupt("Packed stream: nested too deep.");
+            if (depth > PackScratch.MaxDepth) StructureThrow.Corrupt($"{What}: nesting deeper than {PackScratch.MaxDepth} at offset {In.Position}.");
             int at = In.Position;
             int id = JsonUnpacker.ShapeId(ref In, _coder.Table);
             if (id != 0)
             {
-                Out.Bytes(_packed[at..In.Position]);
+                Out.Bytes(_source[at..In.Position]);
                 int first = _coder.Table.FirstKey(id), count = _coder.Table.KeyCount(id);
                 for (int m = 0; m < count; m++) Value(first + m, items: false, depth);
                 return;
             }
             int inline = In.Count("inline key count");
-            Out.Bytes(_packed[at..In.Position]);
+            Out.Bytes(_source[at..In.Position]);
             for (int m = 0; m < inline; m++)
             {
                 int keyAt = In.Position;
                 In.Bytes(In.Count("key length"));
-                Out.Bytes(_packed[keyAt..In.Position]);
+                Out.Bytes(_source[keyAt..In.Position]);
                 Value(-1, items: false, depth);
             }
         }
 
         private void Value(int key, bool items, int depth)
         {
+            int field = key < 0 ? -1 : _coder.Model.FieldOf(key, items);
+            if (field >= 0 && (_encoder is null ? TryDecode(_coder.Model[field]) : TryEncode(field, _coder.Model[field]))) return;
+
+            // Not coded (no field, or the escape): copied as it stands, walking into objects and arrays.
             ReadOnlySpan<byte> ahead = In.Ahead;
             int length = PackedTokens.ScalarLength(ahead);
-            if (length == -2) StructureThrow.Corrupt($"Packed stream: no value at offset {In.Position}.");
-            int field = key < 0 ? -1 : _coder.Model.FieldOf(key, items);
-            if (field >= 0)
-            {
-                FieldModel.Field f = _coder.Model[field];
-                if (length > 0)
-                {
-                    int index = _coder.Model.Find(field, ahead[..length]);
-                    if (index >= 0)
-                    {
-                        Add(f, index);
-                        In.Skip(length);
-                        return;
-                    }
-                    if (f.RangeTag != 0 && ahead[0] == f.RangeTag && Varint64.TryRead(ahead[1..], out ulong zigzag, out _))
-                    {
-                        long value = Varint64.UnZigZag(zigzag);
-                        ulong offset = (ulong)value - (ulong)f.RangeMin;
-                        int bits = 64 - System.Numerics.BitOperations.LeadingZeroCount(offset);
-                        if (value >= f.RangeMin && bits <= f.RangeBits)
-                        {
-                            // Its bit length as a symbol, then the bits below its top bit.
-                            Add(f, f.RangeSymbol + bits);
-                            if (bits > 1) _symbols.AddBits(offset & ((1UL << (bits - 1)) - 1), bits - 1);
-                            In.Skip(length);
-                            return;
-                        }
-                    }
-                }
-                if (length > 0 && f.Templates.Length > 0 && TryTemplate(field, f, ahead[..length]))
-                {
-                    In.Skip(length);
-                    return;
-                }
-                Add(f, f.EscapeSymbol);
-            }
+            if (length == -2) StructureThrow.Corrupt($"{What}: no value at offset {In.Position}.");
             if (length > 0)
             {
                 Out.Bytes(ahead[..length]);
@@ -145,20 +124,64 @@ internal sealed class FieldCoder
                 Object(depth + 1);
                 return;
             }
-            if (depth + 1 > PackScratch.MaxDepth) StructureThrow.Corrupt("Packed stream: nested too deep.");
+            if (depth + 1 > PackScratch.MaxDepth) StructureThrow.Corrupt($"{What}: nesting deeper than {PackScratch.MaxDepth} at offset {In.Position}.");
             int countAt = In.Position;
-            int count = In.Count("array length");
-            Out.Bytes(_packed[countAt..In.Position]);
-            for (int i = 0; i < count; i++) Value(key, items: true, depth + 1);
+            ulong count = In.Varint();
+            // Items the model codes take no residual bytes, but every item takes at least one byte of the packed stream
+            // (and splitting never writes more residual than it has read).
+            if (count > (ulong)Out.Free.Length) StructureThrow.Corrupt($"{What}: an array of {count} items at offset {countAt} cannot fit the {Out.Free.Length} bytes left.");
+            Out.Bytes(_source[countAt..In.Position]);
+            for (ulong i = 0; i < count; i++) Value(key, items: true, depth + 1);
+        }
+
+        /// <summary>Splitting: codes the value ahead as a table index, a range's bit length or a template, or adds the escape and returns false.</summary>
+        private bool TryEncode(int field, FieldModel.Field f)
+        {
+            ReadOnlySpan<byte> ahead = In.Ahead;
+            int length = PackedTokens.ScalarLength(ahead);
+            if (length > 0 && TryEncodeScalar(field, f, ahead[..length]))
+            {
+                In.Skip(length);
+                return true;
+            }
+            Add(f.Cumulative, f.EscapeSymbol);
+            return false;
+        }
+
+        private readonly bool TryEncodeScalar(int field, FieldModel.Field f, ReadOnlySpan<byte> token)
+        {
+            int index = _coder.Model.Find(field, token);
+            if (index >= 0)
+            {
+                Add(f.Cumulative, index);
+                return true;
+            }
+            if (f.RangeTag != 0 && token[0] == f.RangeTag && Varint64.TryRead(token[1..], out ulong zigzag, out _)
+                && TryEncodeNumber(f.Cumulative, f.RangeSymbol, Varint64.UnZigZag(zigzag), f.RangeMin, f.RangeBits, check: false))
+                return true;
+            return f.Templates.Length > 0 && TryEncodeTemplate(field, f, token);
+        }
+
+        /// <summary>
+        /// A number as its bit length above <paramref name="min"/> (symbol <paramref name="first"/> + length of
+        /// <paramref name="cumulative"/>) and the bits below its top bit; false when it is below the minimum or longer
+        /// than <paramref name="bits"/>. With <paramref name="check"/>, it only says whether it would code.
+        /// </summary>
+        private readonly bool TryEncodeNumber(ushort[] cumulative, int first, long value, long min, int bits, bool check)
+        {
+            ulong offset = (ulong)value - (ulong)min;
+            int length = 64 - System.Numerics.BitOperations.LeadingZeroCount(offset);
+            if (value < min || length > bits) return false;
+            if (check) return true;
+            Add(cumulative, first + length);
+            if (length > 1) _encoder!.AddBits(offset & ((1UL << (length - 1)) - 1), length - 1);
+            return true;
         }
 
         /// <summary>Codes a string token as one of the field's templates and its slots' numbers; false when none fits.</summary>
-        private readonly bool TryTemplate(int field, FieldModel.Field f, ReadOnlySpan<byte> token)
+        private readonly bool TryEncodeTemplate(int field, FieldModel.Field f, ReadOnlySpan<byte> token)
         {
-            ReadOnlySpan<byte> text;
-            if (token[0] >= PackedTag.ShortString) text = token[1..];
-            else if (token[0] == PackedTag.String && Varint64.TryRead(token[1..], out _, out int read)) text = token[(1 + read)..];
-            else return false;
+            if (!PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text)) return false;
             Span<byte> key = stackalloc byte[FieldModel.MaxKeyLength];
             Span<long> numbers = stackalloc long[FieldModel.MaxSlots];
             if (!FieldModel.TrySplitTemplate(text, key, out int keyLength, numbers, out int slots)) return false;
@@ -167,64 +190,46 @@ internal sealed class FieldCoder
             FieldModel.Template template = f.Templates[t];
             for (int s = 0; s < slots; s++)
             {
-                ulong offset = (ulong)numbers[s] - (ulong)template.Mins[s];
-                if (numbers[s] < template.Mins[s] || 64 - System.Numerics.BitOperations.LeadingZeroCount(offset) > template.Bits[s]) return false;
+                if (!TryEncodeNumber(template.Cumulative[s], 0, numbers[s], template.Mins[s], template.Bits[s], check: true)) return false;
             }
-            Add(f, f.TemplateSymbol + t);
-            for (int s = 0; s < slots; s++)
-            {
-                ulong offset = (ulong)numbers[s] - (ulong)template.Mins[s];
-                int bits = 64 - System.Numerics.BitOperations.LeadingZeroCount(offset);
-                ushort[] c = template.Cumulative[s];
-                _symbols.Add(c[bits], c[bits + 1] - c[bits], FieldModel.ScaleBits);
-                if (bits > 1) _symbols.AddBits(offset & ((1UL << (bits - 1)) - 1), bits - 1);
-            }
+            Add(f.Cumulative, f.TemplateSymbol + t);
+            for (int s = 0; s < slots; s++) TryEncodeNumber(template.Cumulative[s], 0, numbers[s], template.Mins[s], template.Bits[s], check: false);
             return true;
         }
 
-        private readonly void Add(FieldModel.Field f, int symbol) =>
-            _symbols.Add(f.Cumulative[symbol], f.Frequency(symbol), FieldModel.ScaleBits);
-    }
+        private readonly void Add(ushort[] cumulative, int symbol) =>
+            _encoder!.Add(cumulative[symbol], cumulative[symbol + 1] - cumulative[symbol], FieldModel.ScaleBits);
 
-    private ref struct Joiner
-    {
-        private readonly FieldCoder _coder;
-        private readonly ReadOnlySpan<byte> _residual;
-        public PackedReader In;
-        public UnpackedWriter Out;
-        public RansDecoder Symbols;
-
-        public Joiner(FieldCoder coder, ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, Span<byte> packed)
+        /// <summary>Joining: decodes the field's next symbol and writes its value; false on the escape (the value is in the residual).</summary>
+        private bool TryDecode(FieldModel.Field f)
         {
-            _coder = coder;
-            _residual = residual;
-            In = new PackedReader(residual);
-            Out = new UnpackedWriter(packed);
-            Symbols = new RansDecoder(stream);
+            int symbol = FieldModel.SymbolAt(f, Symbols.Peek(FieldModel.ScaleBits));
+            Symbols.Advance(f.Cumulative[symbol], f.Frequency(symbol), FieldModel.ScaleBits);
+            if (symbol < f.ValueCount)
+            {
+                Out.Bytes(_coder.Model.Value(f.FirstValue + symbol));
+                return true;
+            }
+            if ((uint)(symbol - f.TemplateSymbol) < (uint)f.Templates.Length)
+            {
+                Template(f.Templates[symbol - f.TemplateSymbol]);
+                return true;
+            }
+            if ((uint)(symbol - f.RangeSymbol) < (uint)f.BucketCount)
+            {
+                long value = (long)((ulong)f.RangeMin + LowBits(symbol - f.RangeSymbol));
+                Span<byte> token = Out.Free;
+                int written = 0;
+                if (token.IsEmpty || !Varint64.TryWrite(token[1..], Varint64.ZigZag(value), out written)) Out.Full();
+                token[0] = f.RangeTag;
+                Out.Advance(1 + written);
+                return true;
+            }
+            return false;
         }
 
-        public void Object(int depth)
-        {
-            if (depth > PackScratch.MaxDepth) StructureThrow.Corrupt($"Residual: nesting deeper than {PackScratch.MaxDepth} at offset {In.Position}.");
-            int at = In.Position;
-            int id = JsonUnpacker.ShapeId(ref In, _coder.Table);
-            if (id != 0)
-            {
-                Out.Bytes(_residual[at..In.Position]);
-                int first = _coder.Table.FirstKey(id), count = _coder.Table.KeyCount(id);
-                for (int m = 0; m < count; m++) Value(first + m, items: false, depth);
-                return;
-            }
-            int inline = In.Count("inline key count");
-            Out.Bytes(_residual[at..In.Position]);
-            for (int m = 0; m < inline; m++)
-            {
-                int keyAt = In.Position;
-                In.Bytes(In.Count("key length"));
-                Out.Bytes(_residual[keyAt..In.Position]);
-                Value(-1, items: false, depth);
-            }
-        }
+        /// <summary>The number above a minimum whose bit length is <paramref name="bits"/>: its top bit and the bits read below it.</summary>
+        private ulong LowBits(int bits) => bits == 0 ? 0 : 1UL << (bits - 1) | Symbols.Bits(bits - 1);
 
         /// <summary>Writes a string of <paramref name="template"/>: its tag, then literals and slots, each slot's number decoded.</summary>
         private void Template(FieldModel.Template template)
@@ -237,8 +242,7 @@ internal sealed class FieldCoder
             else
             {
                 Out.Byte(PackedTag.String);
-                Span<byte> free = Out.Free;
-                if (!Varint64.TryWrite(free, (ulong)length, out int written)) Out.Full();
+                if (!Varint64.TryWrite(Out.Free, (ulong)length, out int written)) Out.Full();
                 Out.Advance(written);
             }
             for (int s = 0; ; s++)
@@ -248,8 +252,7 @@ internal sealed class FieldCoder
                 ushort[] c = template.Cumulative[s];
                 int bits = FieldModel.SymbolAt(c, Symbols.Peek(FieldModel.ScaleBits));
                 Symbols.Advance(c[bits], c[bits + 1] - c[bits], FieldModel.ScaleBits);
-                ulong offset = bits == 0 ? 0 : 1UL << (bits - 1) | Symbols.Bits(bits - 1);
-                ulong value = (ulong)template.Mins[s] + offset;
+                ulong value = (ulong)template.Mins[s] + LowBits(bits);
                 int width = template.Widths[s];
                 if (value >= (ulong)FieldModel.Pow10[width]) StructureThrow.Corrupt($"Field stream: a template slot's number {value} has more than its {width} digits.");
                 Span<byte> digits = Out.Reserve(width);
@@ -259,63 +262,6 @@ internal sealed class FieldCoder
                     value /= 10;
                 }
             }
-        }
-
-        private void Value(int key, bool items, int depth)
-        {
-            int field = key < 0 ? -1 : _coder.Model.FieldOf(key, items);
-            if (field >= 0)
-            {
-                FieldModel.Field f = _coder.Model[field];
-                int slot = Symbols.Peek(FieldModel.ScaleBits);
-                int symbol = FieldModel.SymbolAt(f, slot);
-                Symbols.Advance(f.Cumulative[symbol], f.Frequency(symbol), FieldModel.ScaleBits);
-                if (symbol < f.ValueCount)
-                {
-                    Out.Bytes(_coder.Model.Value(f.FirstValue + symbol));
-                    return;
-                }
-                if ((uint)(symbol - f.TemplateSymbol) < (uint)f.Templates.Length)
-                {
-                    Template(f.Templates[symbol - f.TemplateSymbol]);
-                    return;
-                }
-                if ((uint)(symbol - f.RangeSymbol) < (uint)f.BucketCount)
-                {
-                    int bits = symbol - f.RangeSymbol;
-                    ulong offset = bits == 0 ? 0 : 1UL << (bits - 1) | Symbols.Bits(bits - 1);
-                    long value = (long)((ulong)f.RangeMin + offset);
-                    Span<byte> token = Out.Free;
-                    int written = 0;
-                    if (token.IsEmpty || !Varint64.TryWrite(token[1..], Varint64.ZigZag(value), out written)) Out.Full();
-                    token[0] = f.RangeTag;
-                    Out.Advance(1 + written);
-                    return;
-                }
-            }
-            ReadOnlySpan<byte> ahead = In.Ahead;
-            int length = PackedTokens.ScalarLength(ahead);
-            if (length == -2) StructureThrow.Corrupt($"Residual: no value at offset {In.Position}.");
-            if (length > 0)
-            {
-                Out.Bytes(ahead[..length]);
-                In.Skip(length);
-                return;
-            }
-            byte tag = In.Byte();
-            Out.Byte(tag);
-            if (tag == PackedTag.Object)
-            {
-                Object(depth + 1);
-                return;
-            }
-            if (depth + 1 > PackScratch.MaxDepth) StructureThrow.Corrupt($"Residual: nesting deeper than {PackScratch.MaxDepth} at offset {In.Position}.");
-            int countAt = In.Position;
-            ulong count = In.Varint();
-            // Items the model codes take no residual bytes, but every item takes at least one byte of the packed stream.
-            if (count > (ulong)Out.Free.Length) StructureThrow.Corrupt($"Residual: an array of {count} items at offset {countAt} cannot fit the {Out.Free.Length} bytes left.");
-            Out.Bytes(_residual[countAt..In.Position]);
-            for (ulong i = 0; i < count; i++) Value(key, items: true, depth + 1);
         }
     }
 }

@@ -589,6 +589,17 @@ internal static class PackedTokens
         return length <= int.MaxValue && total <= token.Length ? (int)total : -2;
     }
 
+    /// <summary>The content of a string token (short, its length in the tag; or long, a varint length first); false for any other token.</summary>
+    public static bool TryGetString(ReadOnlySpan<byte> token, out ReadOnlySpan<byte> text)
+    {
+        text = default;
+        if (token.IsEmpty) return false;
+        if (token[0] >= PackedTag.ShortString) text = token[1..];
+        else if (token[0] == PackedTag.String && Varint64.TryRead(token[1..], out _, out int read)) text = token[(1 + read)..];
+        else return false;
+        return true;
+    }
+
     /// <summary>Tags whose payload is one zigzag varint: what a field's range may code.</summary>
     public static bool IsRangeTag(byte tag) => tag is PackedTag.Integer or PackedTag.Int64 or PackedTag.DateTime
         or (>= PackedTag.Decimal and <= PackedTag.Decimal + PackedTag.MaxScale);

@@ -132,9 +132,8 @@ internal sealed class FieldModelBuilder
         foreach (byte[] token in strings)
         {
             if (inTable.Contains(token)) continue;
-            ReadOnlySpan<byte> text = token[0] >= PackedTag.ShortString ? token.AsSpan(1)
-                : Varint64.TryRead(token.AsSpan(1), out _, out int read) ? token.AsSpan(1 + read) : default;
-            if (!FieldModel.TrySplitTemplate(text, key, out int keyLength, numbers, out int slots)) continue;
+            if (!PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text)
+                || !FieldModel.TrySplitTemplate(text, key, out int keyLength, numbers, out int slots)) continue;
             byte[] k = key[..keyLength];
             if (!groups.TryGetValue(k, out var group)) groups[k] = group = (token, []);
             group.Numbers.Add(numbers[..slots]);
@@ -177,8 +176,7 @@ internal sealed class FieldModelBuilder
     /// <summary>A string token's literals and digit-run widths.</summary>
     private static (List<byte[]> Literals, List<byte> Widths) Parts(byte[] token)
     {
-        ReadOnlySpan<byte> text = token[0] >= PackedTag.ShortString ? token.AsSpan(1)
-            : Varint64.TryRead(token.AsSpan(1), out _, out int read) ? token.AsSpan(1 + read) : default;
+        PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text); // a string: Templates took it for one
         var literals = new List<byte[]>();
         var widths = new List<byte>();
         int i = 0, start = 0;
