@@ -167,14 +167,8 @@ internal static class FieldCodec
             $"{corpus} {input}: per document: packed {packedTotal / (double)n:F1} B, residual {residualTotal / (double)n:F1} B, section {blockTotal / (double)n:F1} B ({zstdSections} of {n} zstd), rANS {ransTotal / (double)n:F1} B for {symbolsTotal / (double)n:F1} symbols"));
     }
 
-    private static List<byte[]> ReadLines(string path) =>
-        [.. File.ReadLines(path).Where(l => !string.IsNullOrWhiteSpace(l)).Select(l => Encoding.UTF8.GetBytes(l.TrimEnd('\r')))];
+    private static List<byte[]> ReadLines(string path) => Corpus.ReadLines(path);
 
-    private static byte[] ToBson(byte[] json)
-    {
-        BsonDocument document = BsonDocument.Parse(Encoding.UTF8.GetString(json));
-        document.Remove("_id");
-        byte[] bson = document.ToBson();
-        return bson[4..^1]; // the elements, as the serializer compresses them (format v2 and v3)
-    }
+    /// <summary>The elements, as the serializer compresses them (formats v2 and v3): the document without its length and NUL.</summary>
+    private static byte[] ToBson(byte[] json) => Corpus.ToBson(json)[4..^1];
 }

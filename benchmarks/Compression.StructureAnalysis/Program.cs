@@ -59,28 +59,9 @@ if (options.JsonOut is { } jsonOut)
 }
 return rows.Any(r => r.Mismatches > 0) ? 1 : 0;
 
-static List<byte[]> ReadLines(string path)
-{
-    var documents = new List<byte[]>();
-    ReadOnlySpan<byte> all = File.ReadAllBytes(path);
-    while (!all.IsEmpty)
-    {
-        int end = all.IndexOf((byte)'\n');
-        ReadOnlySpan<byte> line = end < 0 ? all : all[..end];
-        all = end < 0 ? [] : all[(end + 1)..];
-        if (!line.IsEmpty && line[^1] == (byte)'\r') line = line[..^1];
-        if (line.IndexOfAnyExcept(" \t\r"u8) >= 0) documents.Add(line.ToArray());
-    }
-    return documents;
-}
+static List<byte[]> ReadLines(string path) => Compression.StructureAnalysis.Corpus.ReadLines(path);
 
-// What Compression.MongoDB's serializer compresses: the document's elements but _id (and configured clear fields).
-static byte[] ToBson(byte[] json)
-{
-    BsonDocument document = BsonDocument.Parse(Encoding.UTF8.GetString(json));
-    document.Remove("_id");
-    return document.ToBson();
-}
+static byte[] ToBson(byte[] json) => Compression.StructureAnalysis.Corpus.ToBson(json);
 
 static Row Analyze(string corpus, string input, List<byte[]> documents, Options options)
 {
