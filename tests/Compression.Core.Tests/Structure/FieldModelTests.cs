@@ -316,7 +316,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
 
     public static TheoryData<string> RefusalCases() =>
     [
-        "over 512 KiB", "under the smallest size", "wrong magic", "version 2", "reserved byte 5", "reserved byte 6", "checksum",
+        "over 512 KiB", "under the smallest size", "wrong magic", "version 3", "reserved byte 5", "reserved byte 6", "checksum",
         "field count over 2048", "field count over the bytes", "values over 1024 in a field", "values over 65536 in all",
         "fields out of order", "field repeated", "key out of the table", "items of a key out of the table",
         "value of 0 bytes", "value over 96 bytes", "value an object", "value an array", "value truncated", "value with bytes after it",
@@ -324,7 +324,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         "range over 48 bits", "range past the largest integer", "frequency of 0", "frequency over 4096", "frequencies over 4096 in all",
         "frequencies under 4096", "frequencies not counting the templates", "bytes after the end", "truncated body", "truncated in a template",
         "non-minimal field count",
-        "template count over 64", "template of 0 slots", "template of 17 slots", "slot 0 digits wide", "slot 19 digits wide",
+        "template count over 64", "template of 0 slots", "template of 17 slots", "slot 0 digits wide in version 1", "slot 19 digits wide",
         "slot min not under 10^width", "slot min of 19 digits", "slot over 60 bits", "slot frequency of 0", "slot frequency over 4096",
         "slot frequencies over 4096 in all", "slot frequencies under 4096", "same template twice", "same template twice, other ranges",
         "template over 256 bytes", "literal over 256 bytes", "last literal over 256 bytes",
@@ -340,7 +340,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
             "over 512 KiB" => (new byte[512 * 1024 + 1], t, "has 524289 bytes; the limit is 524288"),
             "under the smallest size" => ("FLDM"u8.ToArray().Concat(new byte[7]).ToArray(), t, "has 11 bytes; at least 12 are needed"),
             "wrong magic" => (ValidFields(new ModelBytes(magic: "FLDN")).Build(), t, "does not start with the magic 'FLDM' (found 464C444E)"),
-            "version 2" => (ValidFields(new ModelBytes(version: 2)).Build(), t, "format version 2 is not supported"),
+            "version 3" => (ValidFields(new ModelBytes(version: 3)).Build(), t, "format version 3 is not supported"),
             "reserved byte 5" => (ValidFields(new ModelBytes(reserved1: 1)).Build(), t, "the reserved bytes are not 0"),
             "reserved byte 6" => (ValidFields(new ModelBytes(reserved2: 0x80)).Build(), t, "the reserved bytes are not 0"),
             "checksum" => (FlipLast(ValidFields(new ModelBytes()).Build()), t, "checksum mismatch"),
@@ -383,7 +383,8 @@ public sealed class FieldModelTests(ITestOutputHelper output)
                 "field 0 has 65 templates; at most 64"),
             "template of 0 slots" => (TemplateField([Day with { SlotCount = 0 }]).Build(), t, "field 0's template 0 has 0 slots; 1 to 16 allowed"),
             "template of 17 slots" => (TemplateField([Day, TemplateBytes.Of(string.Concat(Enumerable.Repeat("-{1}", 17)))]).Build(), t, "field 0's template 1 has 17 slots; 1 to 16 allowed"),
-            "slot 0 digits wide" => (TemplateField([Day.WithSlot(1, s => s with { Width = 0 })]).Build(), t, "field 0's template 0 has a slot 0 digits wide; 1 to 18 allowed"),
+            // Width 0 is a copy slot, which only a version-2 model's field with a source may have.
+            "slot 0 digits wide in version 1" => (TemplateField([Day.WithSlot(1, s => s with { Width = 0 })]).Build(), t, "field 0's template 0 has a copy slot (width 0) but the field has no source"),
             "slot 19 digits wide" => (TemplateField([Day.WithSlot(0, s => s with { Width = 19 })]).Build(), t, "field 0's template 0 has a slot 19 digits wide; 1 to 18 allowed"),
             "slot min not under 10^width" => (TemplateField([Day.WithSlot(0, s => s with { Min = 100 })]).Build(), t, "field 0's template 0 has a slot minimum 100 of more than its 2 digits"),
             "slot min of 19 digits" => (TemplateField([Day.WithSlot(0, s => s with { Width = 18, Min = 1_000_000_000_000_000_000 })]).Build(), t,
