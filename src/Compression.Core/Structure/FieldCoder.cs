@@ -128,11 +128,14 @@ internal sealed class FieldCoder
                 ValueOf(key, items, depth);
                 return;
             }
-            // A source key: its latest value is what follows, once it is whole (an object or an array is no source).
+            // A source key: its latest value is what follows, once it is whole (an object or an array is no source). None
+            // from its start, so nothing inside an object or an array there sees an older value; and none again once it
+            // is whole unless it is a string or a number, whatever values at the same key it held (a recursive shape).
             Span<long> last = _last.Slice(slot * LastLength, LastLength);
             last[0] = NoValue;
             int start = PackedPosition;
             ValueOf(key, items, depth);
+            last[0] = NoValue;
             ReadOnlySpan<byte> token = PackedFrom(start);
             if (PackedTokens.ScalarLength(token) != token.Length) return;
             if (PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text))

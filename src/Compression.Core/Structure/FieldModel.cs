@@ -463,7 +463,10 @@ internal sealed class FieldModel
     /// <see cref="MaxSlots"/> slots of 1 to <see cref="MaxSlotWidth"/> digits, minimums under 10^width, at most
     /// <see cref="MaxSlotBits"/> bits; at most <see cref="MaxTemplateLength"/> bytes described), frequencies (a field's
     /// symbols: values, bit lengths, templates, escape; each slot's bit lengths) at least 1 adding up to
-    /// <see cref="ScaleTotal"/>, no bytes after the end. Every refusal's message starts with "Field model".
+    /// <see cref="ScaleTotal"/>, no bytes after the end; in version 2, per field a source of the table that is not the
+    /// field itself, flags 0 or 1 (relative: with a source and a range), copy slots (width 0) only in a field with a
+    /// source and at most one a template, and at least one field with a source. Every refusal's message starts with
+    /// "Field model".
     /// </summary>
     /// <exception cref="InvalidDataException">The bytes are not a valid model for the table; the message says what is wrong.</exception>
     public static FieldModel Parse(ReadOnlySpan<byte> bytes, ShapeTable table)
@@ -563,6 +566,8 @@ internal sealed class FieldModel
             };
         }
         if (reader.Remaining != 0) StructureThrow.Corrupt($"Field model: {reader.Remaining} bytes after the end of the model (offset {reader.Position}).");
+        // Canonical: a model without sources is written as version 1 (which every reader of codec 8 reads).
+        if (sources && sourceKeys.Count == 0) StructureThrow.Corrupt("Field model: version 2, but no field has a source (a model without sources is version 1).");
         // Source slots: one per distinct source key, in ascending order of the key.
         int[] ordered = [.. sourceKeys.Order()];
         var sourceSlotOf = new int[ordered.Length == 0 ? 0 : ordered[^1] + 1];
