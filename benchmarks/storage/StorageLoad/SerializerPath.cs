@@ -79,6 +79,14 @@ internal sealed class SerializerPath : IAsyncDisposable
         return _buffer.ToArray();
     }
 
+    /// <summary>Reads a plain BSON document through the driver's class map, as a plain collection's read does.</summary>
+    public static StoredDocument DeserializePlain(byte[] plain)
+    {
+        using var stream = new MemoryStream(plain, writable: false);
+        using var reader = new BsonBinaryReader(stream);
+        return BsonSerializer.LookupSerializer<StoredDocument>().Deserialize(BsonDeserializationContext.CreateRoot(reader));
+    }
+
     /// <summary>Reads a stored document back through the serializer.</summary>
     public StoredDocument Deserialize(byte[] stored)
     {
