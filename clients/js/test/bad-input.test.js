@@ -105,7 +105,7 @@ test('a missing dictionary is a DictionaryNotFoundError naming the id, remembere
     await assert.rejects(r.decompress(envelopeOf(name)), (e) => e instanceof DictionaryNotFoundError && e.dictionaryId === 4242 && /a test store (has|had) no dictionary with this id/.test(e.message));
   }
   assert.equal(gets, 1);
-  assert.throws(() => reader().decompressSync(envelope(0xd1, 10, [1, 2], 99)), (e) => e instanceof DictionaryNotFoundError && e.dictionaryId === 99);
+  assert.throws(() => reader().decompressSync(envelope(0xd1, 10, [1, 2, 3, 4, 5], 99)), (e) => e instanceof DictionaryNotFoundError && e.dictionaryId === 99);
 });
 
 test('a record without the shape table or field model an envelope needs', async () => {
