@@ -174,7 +174,7 @@ function readMongoRecord(raw, location, maxDocumentBytes, maxDictionaryBytes = D
   } catch (e) {
     throw invalid(`it is not a well-formed BSON document (${e.message})`);
   }
-  const typeOf = (v) => (v instanceof Long ? 'Int64' : v && v._bsontype === 'Int32' ? 'Int32' : v && v._bsontype ? v._bsontype : typeof v);
+  const typeOf = (v) => (v instanceof Long ? 'Int64' : v && v._bsontype ? v._bsontype : typeof v === 'string' ? 'String' : typeof v === 'boolean' ? 'Boolean' : v === null ? 'Null' : typeof v);
   const has = (name) => Object.prototype.hasOwnProperty.call(doc, name);
   describe = has('_id') ? `_id ${doc._id}` : 'without _id';
   const int64 = (name, allowInt32 = true) => {
