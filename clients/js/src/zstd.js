@@ -155,6 +155,7 @@ function frameLength(frame) {
 }
 
 const MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+let scratch = Buffer.allocUnsafe(4096); // the frame built around a block (decoding is synchronous: one at a time)
 
 /** A v1 payload: a magicless frame; decoded into exactly `declared` bytes or refused. */
 function decodeMagicless(payload, declared, dictionary) {
@@ -180,8 +181,16 @@ function decodeBlock(block, capacity, dictionary, exactLength) {
     header = [0x00, (27 - 10) << 3]; // no content size; window 2^27 (the one-shot decoder allocates nothing for it)
   }
   const blockHeader = 1 | (2 << 1) | (block.length << 3);
-  const frame = Buffer.concat([MAGIC, Buffer.from(header), Buffer.from([blockHeader & 0xff, (blockHeader >> 8) & 0xff, (blockHeader >> 16) & 0xff]), block]);
-  return decodeFrame(frame, capacity, dictionary);
+  const length = 4 + header.length + 3 + block.length;
+  if (scratch.length < length) scratch = Buffer.allocUnsafe(Math.max(length, 2 * scratch.length));
+  MAGIC.copy(scratch, 0);
+  for (let i = 0; i < header.length; i++) scratch[4 + i] = header[i];
+  let at = 4 + header.length;
+  scratch[at++] = blockHeader & 0xff;
+  scratch[at++] = (blockHeader >> 8) & 0xff;
+  scratch[at++] = (blockHeader >> 16) & 0xff;
+  block.copy(scratch, at);
+  return decodeFrame(scratch.subarray(0, length), capacity, dictionary);
 }
 
 module.exports = { use, ready, isReady, prepareDictionary, decodeMagicless, decodeBlock, MAX_BLOCK, get backend() { return backend; }, hasNative: !!napi };

@@ -12,44 +12,44 @@ const MAX_SERIALIZED = 512 * 1024;
 const MAX_TEMPLATES = 64, MAX_SLOTS = 16, MAX_SLOT_WIDTH = 18, MAX_SLOT_BITS = 60, MAX_TEMPLATE_LENGTH = 256;
 const POW10 = Array.from({ length: 19 }, (_, e) => 10n ** BigInt(e));
 const INT64_MAX = (1n << 63n) - 1n;
+const POW10_NUMBER = Array.from({ length: 19 }, (_, e) => 10 ** e);
 
-/** The length of the one packed scalar value at the start of `b` (from `at`), -1 for an object or array, -2 when it is not one. */
+/** The bytes of the minimal varint at `from` (at most 10), or -1. */
+function varintLength(b, from) {
+  for (let i = 0; i < 10; i++) {
+    if (from + i >= b.length) return -1;
+    const x = b[from + i];
+    if (i === 9 && x > 1) return -1;
+    if ((x & 0x80) === 0) return i > 0 && x === 0 ? -1 : i + 1;
+  }
+  return -1;
+}
+
+function lengthPrefixed(b, at, offset, extra) {
+  const n = varintLength(b, at + offset);
+  if (n < 0) return -2;
+  let length = 0;
+  for (let i = n - 1; i >= 0; i--) length = length * 128 + (b[at + offset + i] & 0x7f);
+  const total = offset + n + extra + length;
+  return length <= 0x7fffffff && total <= b.length - at ? total : -2;
+}
+
+/** The length of the one packed scalar value at `at` in `b`, -1 for an object or array, -2 when it is not one. */
 function scalarLength(b, at = 0) {
   if (at >= b.length) return -2;
   const tag = b[at];
   if (tag >= 0x20) return 1 + tag - 0x20 <= b.length - at ? 1 + tag - 0x20 : -2;
-  const varintLength = (from) => {
-    for (let i = 0; i < 10; i++) {
-      if (from + i >= b.length) return -1;
-      const x = b[from + i];
-      if (i === 9 && x > 1) return -1;
-      if ((x & 0x80) === 0) return i > 0 && x === 0 ? -1 : i + 1;
-    }
-    return -1;
-  };
-  const lengthPrefixed = (offset, extra) => {
-    const n = varintLength(at + offset);
-    if (n < 0) return -2;
-    let length = 0;
-    for (let i = n - 1; i >= 0; i--) length = length * 128 + (b[at + offset + i] & 0x7f);
-    const total = offset + n + extra + length;
-    return length <= 0x7fffffff && total <= b.length - at ? total : -2;
-  };
   switch (tag) {
     case 0x00: case 0x01: case 0x02: return 1;
     case 0x03: case 0x04: return -1;
-    case 0x05: case 0x08: return lengthPrefixed(1, 0);
-    case 0x06: case 0x07: case 0x0a: {
-      const n = varintLength(at + 1);
-      return n < 0 ? -2 : 1 + n;
-    }
+    case 0x05: case 0x08: return lengthPrefixed(b, at, 1, 0);
     case 0x09: return b.length - at >= 9 ? 9 : -2;
     case 0x0b: return b.length - at >= 13 ? 13 : -2;
-    case 0x0c: return lengthPrefixed(1, 1);
-    case 0x0d: return b.length - at >= 2 ? lengthPrefixed(2, 0) : -2;
+    case 0x0c: return lengthPrefixed(b, at, 1, 1);
+    case 0x0d: return b.length - at >= 2 ? lengthPrefixed(b, at, 2, 0) : -2;
     default:
-      if (tag >= 0x10 && tag <= 0x1f) {
-        const n = varintLength(at + 1);
+      if (tag === 0x06 || tag === 0x07 || tag === 0x0a || (tag >= 0x10 && tag <= 0x1f)) {
+        const n = varintLength(b, at + 1);
         return n < 0 ? -2 : 1 + n;
       }
       return -2;
@@ -113,7 +113,11 @@ function readTemplate(reader, f, t) {
     cumulative.push(readFrequencies(reader, b + 1, `field ${f}'s template ${t}, slot ${s}`));
   }
   if (length > MAX_TEMPLATE_LENGTH) corrupt(`Field model: field ${f}'s template ${t} describes ${length} bytes; at most ${MAX_TEMPLATE_LENGTH}.`);
-  return { literals, widths, mins, bits, cumulative, length };
+  return {
+    literals, widths, mins, bits, cumulative, length,
+    symbolOf: cumulative.map(symbolTable),
+    minNumbers: mins.map((m) => (m < 2n ** 52n ? Number(m) : null)),
+  };
 }
 
 class FieldModel {
@@ -195,6 +199,7 @@ class FieldModel {
       fields.push({
         key: Number(keyAndItems >> 1n), items: (keyAndItems & 1n) === 1n, values, rangeTag, rangeMin, rangeBits, buckets, templates, cumulative,
         symbolOf: symbolTable(cumulative),
+        rangeMinNumber: rangeMin > -(2n ** 52n) && rangeMin < 2n ** 52n ? Number(rangeMin) : null,
       });
     }
     if (reader.remaining !== 0) corrupt(`Field model: ${reader.remaining} bytes after the end of the model (offset ${reader.at}).`);
@@ -244,7 +249,21 @@ class RansDecoder {
     return s;
   }
 
-  /** `bits` raw bits, 16 at a time, the first read holding the lowest. */
+  /** `bits` (at most 48) raw bits as a Number, 16 at a time, the first read holding the lowest. */
+  bitsNumber(bits) {
+    let value = 0;
+    for (let scale = 1; bits > 0;) {
+      const take = bits < 16 ? bits : 16;
+      const slot = this.peek(take);
+      this.advance(slot, 1, take);
+      value += slot * scale;
+      scale *= 65536;
+      bits -= take;
+    }
+    return value;
+  }
+
+  /** `bits` raw bits as a BigInt, 16 at a time, the first read holding the lowest. */
   bits(bits) {
     let value = 0n;
     for (let shift = 0n; bits > 0;) {
@@ -298,6 +317,8 @@ function join(table, model, residual, stream, capacity) {
   const symbols = new RansDecoder(stream);
 
   const lowBits = (b) => (b === 0 ? 0n : (1n << BigInt(b - 1)) | symbols.bits(b - 1));
+  // u of bit length b as a Number (b at most 49): 2^(b-1) plus its b - 1 low bits.
+  const lowNumber = (b) => (b === 0 ? 0 : 2 ** (b - 1) + symbols.bitsNumber(b - 1));
 
   const template = (tp) => {
     if (tp.length <= 223) w.byte(0x20 + tp.length);
@@ -309,9 +330,16 @@ function join(table, model, residual, stream, capacity) {
       w.bytes(tp.literals[s]);
       if (s === tp.widths.length) break;
       const c = tp.cumulative[s];
-      const b = symbols.symbol(c, null);
-      const value = BigInt.asUintN(64, tp.mins[s] + lowBits(b));
+      const b = symbols.symbol(c, tp.symbolOf[s]);
       const width = tp.widths[s];
+      if (tp.minNumbers[s] !== null && b <= 49) {
+        // min < 2^52 and u < 2^49: the sum is below 2^53, exact.
+        const value = tp.minNumbers[s] + lowNumber(b);
+        if (value >= POW10_NUMBER[width]) corrupt(`Field stream: a template slot's number ${value} has more than its ${width} digits.`);
+        w.ascii(String(value).padStart(width, '0'));
+        continue;
+      }
+      const value = BigInt.asUintN(64, tp.mins[s] + lowBits(b));
       if (value >= POW10[width]) corrupt(`Field stream: a template slot's number ${value} has more than its ${width} digits.`);
       w.ascii(value.toString().padStart(width, '0'));
     }
@@ -325,6 +353,14 @@ function join(table, model, residual, stream, capacity) {
     }
     const bucket = symbol - f.values.length;
     if (bucket < f.buckets) {
+      if (f.rangeMinNumber !== null) {
+        // |min| < 2^52 and u < 2^48: the value is below 2^53 in magnitude and its zigzag (below 2^54, even when the
+        // value is positive, under 2^53 when negative) exact.
+        const value = f.rangeMinNumber + lowNumber(bucket);
+        w.byte(f.rangeTag);
+        writeVarint(w, value >= 0 ? value * 2 : -value * 2 - 1);
+        return true;
+      }
       const value = BigInt.asIntN(64, f.rangeMin + lowBits(bucket));
       w.byte(f.rangeTag);
       writeVarint(w, BigInt.asUintN(64, (value << 1n) ^ (value >> 63n)));
