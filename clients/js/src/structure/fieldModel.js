@@ -382,7 +382,8 @@ function join(table, model, residual, stream, capacity) {
     const length = scalarLength(r.b, r.at);
     if (length === -2) corrupt(`Residual: no value at offset ${r.at}.`);
     if (length > 0) {
-      w.bytes(r.bytes(length));
+      const start = r.take(length);
+      w.copy(r.b, start, r.at);
       return;
     }
     const tag = r.byte();

@@ -70,6 +70,14 @@ class PackedReader {
     return value;
   }
 
+  /** Skips `length` bytes and returns where they start (no view allocated). */
+  take(length) {
+    if (length > this.b.length - this.at) this.truncated();
+    const at = this.at;
+    this.at += length;
+    return at;
+  }
+
   bytes(length) {
     if (length > this.remaining) this.truncated();
     const s = this.b.subarray(this.at, this.at + length);
@@ -102,6 +110,38 @@ class Writer {
     if (src.length < 16) for (let i = 0; i < src.length; i++) this.out[this.at + i] = src[i];
     else src.copy(this.out, this.at);
     this.at += src.length;
+  }
+
+  /** Copies src[start..end) (no view allocated for short runs). */
+  copy(src, start, end) {
+    const n = end - start;
+    if (n > this.out.length - this.at) this.tooLong();
+    if (n < 32) {
+      const out = this.out;
+      let at = this.at;
+      for (let i = start; i < end; i++) out[at++] = src[i];
+    } else src.copy(this.out, this.at, start, end);
+    this.at += n;
+  }
+
+  /** Writes a safe integer in decimal. */
+  integer(v) {
+    if (v < 0) {
+      this.byte(0x2d);
+      v = -v;
+    }
+    if (v < 10) {
+      this.byte(0x30 + v);
+      return;
+    }
+    let digits = 1;
+    for (let x = v; x >= 10; x = Math.floor(x / 10)) digits++;
+    if (digits > this.out.length - this.at) this.tooLong();
+    for (let i = this.at + digits - 1; i >= this.at; i--) {
+      this.out[i] = 0x30 + (v % 10);
+      v = Math.floor(v / 10);
+    }
+    this.at += digits;
   }
 
   ascii(text) {
@@ -150,11 +190,10 @@ function unpackJson(table, packed, capacity) {
     const at = r.at;
     const tag = r.byte();
     if (tag >= 0x20) {
-      const length = tag - 0x20;
-      const text = r.bytes(length);
-      if (!isRawStringContent(text)) corrupt(`Packed stream: the string tagged at offset ${at} is not JSON string content.`);
+      const start = r.take(tag - 0x20);
+      if (!isRawStringContent(packed, start, r.at)) corrupt(`Packed stream: the string tagged at offset ${at} is not JSON string content.`);
       w.byte(0x22);
-      w.bytes(text);
+      w.copy(packed, start, r.at);
       w.byte(0x22);
       return;
     }
@@ -188,9 +227,12 @@ function unpackJson(table, packed, capacity) {
         w.bytes(text);
         return;
       }
-      case 0x06:
-        w.ascii(decimalText(r.zigzag(), 0, at));
+      case 0x06: {
+        const v = r.zigzag();
+        if (typeof v === 'number' && v < 1e15 && v > -1e15) w.integer(v);
+        else w.ascii(decimalText(v, 0, at));
         return;
+      }
       default:
         if (tag >= 0x11 && tag <= 0x1f) {
           w.ascii(decimalText(r.zigzag(), tag - 0x10, at));
