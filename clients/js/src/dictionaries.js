@@ -154,8 +154,9 @@ class MongoDictionaryStore {
   }
 
   async get(id) {
-    const { Long } = require('bson');
-    const raw = await this.collection.findOne({ _id: Long.fromNumber(id) }, { raw: true });
+    // A plain number: the server matches it with the stored NumberLong (numbers compare by value), and no BSON type of
+    // this package's own bson copy goes to a driver that may use another.
+    const raw = await this.collection.findOne({ _id: id }, { raw: true });
     return raw === null ? null : readMongoRecord(raw, this.location, this.maxDocumentBytes, this.maxDictionaryBytes);
   }
 }

@@ -168,3 +168,23 @@ test('the file store: records by id, validated; a damaged, oversized or foreign 
 function invalidFolder(pattern) {
   return (e) => e instanceof InvalidDataError && pattern.test(e.message) && /from the dictionary folder /.test(e.message);
 }
+
+test('MongoDictionaryStore: findOne by _id with raw: true on _compression.dictionaries, read concern majority; the record checked', async () => {
+  const { MongoDictionaryStore } = require('../src');
+  const calls = [];
+  const byId = new Map(rawRecords.map((raw) => [Number(deserialize(raw)._id), raw]));
+  const db = {
+    databaseName: 'shop',
+    collection(name, options) {
+      calls.push({ name, options });
+      return { async findOne(filter, findOptions) { calls.push({ filter, findOptions }); return byId.get(filter._id) ?? null; } };
+    },
+  };
+  const store = new MongoDictionaryStore(db);
+  assert.equal(store.location, 'MongoDB collection shop._compression.dictionaries');
+  const [id] = byId.keys();
+  const reader = new DocumentReader({ store });
+  assert.equal((await reader.dictionaries.get(id)).id, id);
+  assert.equal(await store.get(123456), null);
+  assert.deepEqual(calls.slice(0, 2), [{ name: '_compression.dictionaries', options: { readConcern: { level: 'majority' } } }, { filter: { _id: id }, findOptions: { raw: true } }]);
+});
