@@ -18,6 +18,7 @@ public sealed class DocumentCompressor
 {
     private readonly Codecs.Codec _codec;
     private readonly int _level;
+    private readonly int _largeLevel; // zstd, documents of LargeDocumentSize bytes or more
     private readonly bool _checksum;
     private readonly int _minimumSize;
     private readonly int _maxLength;
@@ -46,6 +47,7 @@ public sealed class DocumentCompressor
         options.ThrowIfInvalid();
         _codec = Codecs.Codec.For(options.Codec);
         _level = options.EffectiveLevel;
+        _largeLevel = options.Codec == CompressionCodec.Zstd && options.LargeDocumentLevel is int large ? Math.Max(_level, large) : _level;
         _checksum = options.Checksum;
         _minimumSize = options.MinimumSize;
         _maxLength = options.MaxUncompressedLength;
@@ -120,17 +122,18 @@ public sealed class DocumentCompressor
             // A dictionary with a shape table packs the document first (verified byte for byte); a document the packing
             // does not apply to is written as zstd with the same dictionary. Packed needs format v2 or v3 and the checksum.
             CompressionCodec written = _codec.Id;
+            int level = source.Length >= DocumentCompressorOptions.LargeDocumentSize ? _largeLevel : _level;
             int payloadLength = 0;
             bool compressed = false;
             if (room > 0 && dictionaryId is not null && Pack && dictionary!.Shapes is { } shapes && _checksum && _format != EnvelopeFormat.V1)
             {
                 // A dictionary with a field model codes the values it knows too (codec 8); without one, codec 7.
                 Codecs.Codec structured = shapes.Fields is null || !CodeFields ? PackedZstdCodec.Instance : FieldZstdCodec.Instance;
-                compressed = structured.TryCompress(source, destination.Slice(headerLength, room), _level, dictionary, out payloadLength)
+                compressed = structured.TryCompress(source, destination.Slice(headerLength, room), level, dictionary, out payloadLength)
                     && payloadLength <= room;
                 if (compressed) written = structured.Id;
             }
-            if (!compressed) compressed = room > 0 && codec.TryCompress(source, destination.Slice(headerLength, room), _level,
+            if (!compressed) compressed = room > 0 && codec.TryCompress(source, destination.Slice(headerLength, room), level,
                     dictionaryId is null ? null : dictionary, out payloadLength) && payloadLength <= room;
             if (compressed)
             {

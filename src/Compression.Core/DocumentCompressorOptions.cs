@@ -19,6 +19,19 @@ public sealed class DocumentCompressorOptions
     /// <value>Defaults to <see langword="null"/>.</value>
     public int? Level { get; set; }
 
+    /// <summary>The size from which a document is large: <see cref="LargeDocumentLevel"/> applies to it.</summary>
+    public const int LargeDocumentSize = 64 * 1024;
+
+    /// <summary>
+    /// For zstd: documents of <see cref="LargeDocumentSize"/> bytes or more compress at this level when it is higher than
+    /// <see cref="Level"/>. A large document pays its per-document cost over many bytes, as a block compressor's page
+    /// does, and without a dictionary (a collection of a few large documents trains none) zstd's default level leaves it
+    /// larger than the server's own zstd-6 would. <see langword="null"/>: <see cref="Level"/> for every document.
+    /// Allowed: 1-22. Readers need nothing: the level is not in the envelope.
+    /// </summary>
+    /// <value>Defaults to 9.</value>
+    public int? LargeDocumentLevel { get; set; } = 9;
+
     /// <summary>Whether envelopes end with a checksum of the document (v1: all 4 bytes of the XxHash32; v2: its low 2; v3: the low 2 of the XxHash3), so that corruption is detected on read.</summary>
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool Checksum { get; set; } = true;
@@ -73,6 +86,8 @@ public sealed class DocumentCompressorOptions
             if (level < codec.MinLevel || level > codec.MaxLevel)
                 errors.Add($"{Key(nameof(Level))}: {level} is out of range for {Codec}; allowed: {codec.MinLevel} to {codec.MaxLevel}.");
         }
+        if (LargeDocumentLevel is int large && Codec == CompressionCodec.Zstd && (large < ZstdCodec.MinimumLevel || large > ZstdCodec.MaximumLevel))
+            errors.Add($"{Key(nameof(LargeDocumentLevel))}: {large} is out of range for Zstd; allowed: {ZstdCodec.MinimumLevel} to {ZstdCodec.MaximumLevel}, or null.");
         if (!Enum.IsDefined(Format))
             errors.Add($"{Key(nameof(Format))}: '{Format}' is not an envelope format; allowed: {string.Join(", ", Enum.GetNames<EnvelopeFormat>())}.");
         if (MinimumSize < 0)

@@ -18,6 +18,14 @@ public sealed class NamespaceOptions
     /// <value>Defaults to <see langword="null"/>.</value>
     public int? Level { get; set; }
 
+    /// <summary>
+    /// For zstd: documents of <see cref="DocumentCompressorOptions.LargeDocumentSize"/> bytes (64 KiB) or more compress at
+    /// this level when it is higher than <see cref="Level"/> (see <see cref="DocumentCompressorOptions.LargeDocumentLevel"/>);
+    /// <see langword="null"/>: <see cref="Level"/> for every document. Allowed: 1-22.
+    /// </summary>
+    /// <value>Defaults to 9.</value>
+    public int? LargeDocumentLevel { get; set; } = 9;
+
     /// <summary>Whether envelopes end with a checksum of the document, so that corruption is detected on read (v1: the 4-byte XxHash32; v2: its low 16 bits; v3: the low 16 bits of the XxHash3).</summary>
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool Checksum { get; set; } = true;
@@ -53,6 +61,7 @@ public sealed class NamespaceOptions
     {
         Codec = Codec,
         Level = Level,
+        LargeDocumentLevel = LargeDocumentLevel,
         Checksum = Checksum,
         RequireChecksum = RequireChecksum,
         Format = Format,
@@ -66,6 +75,7 @@ public sealed class NamespaceOptions
     {
         Codec = Codec,
         Level = Level,
+        LargeDocumentLevel = LargeDocumentLevel,
         Checksum = Checksum,
         RequireChecksum = RequireChecksum,
         Format = Format,

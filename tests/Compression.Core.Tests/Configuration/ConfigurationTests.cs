@@ -62,7 +62,7 @@ public sealed class ConfigurationTests : IDisposable
         { "Compression:Defaults:Codec", "zip", "Compression:Defaults:Codec: 'zip' is not valid; allowed: one of Stored, Zstd, Lz4, Snappy, Deflate, Brotli, Gzip." },
         { "Compression:Defaults:Codec", "7", "Compression:Defaults:Codec: '7' is not valid; allowed: one of" },
         { "Compression:Defaults:Checksum", "yes", "Compression:Defaults:Checksum: 'yes' is not valid; allowed: true or false." },
-        { "Compression:Defaults:Levle", "3", "Compression:Defaults:Levle: unknown setting; allowed: Codec, Level, Checksum" },
+        { "Compression:Defaults:Levle", "3", "Compression:Defaults:Levle: unknown setting; allowed: Codec, Level, LargeDocumentLevel, Checksum" },
         { "Compression:Defaults:Dictionary:HoldoutFraction", "0.9", "Compression:Defaults:Dictionary:HoldoutFraction: 0.9 is out of range; allowed: 0.05 to 0.5." },
         { "Compression:Namespaces:a.b:Dictionary:MinTrainingInterval", "soon", "Compression:Namespaces:a.b:Dictionary:MinTrainingInterval: 'soon' is not valid; allowed: a duration" },
         { "Compression:Namespaces:a.b:ClearFields:0", "user.name", "Compression:Namespaces:a.b:ClearFields: 'user.name' is not a clear field" },
