@@ -483,8 +483,9 @@ public sealed class FuzzTargets
 
     /// <summary>
     /// Compact JSON event records with fields a model codes: a type, a status, a network (tables), a magnitude and depth
-    /// (decimals), a time (a range), an update time and a day (strings of templates: "2023/11/14 08:05" and
-    /// "Nov 14 2023" or "Nov 5 2023"), tags (array items).
+    /// (decimals), a time (a range), a title holding the place (a template copying it: model version 2), an update time
+    /// and a day (strings of templates: "2023/11/14 08:05" and "Nov 14 2023" or "Nov 5 2023"), an indexing time a few
+    /// seconds after the time (a relative range: model version 2), tags (array items).
     /// </summary>
     private static List<byte[]> FieldRecords(int count, int seed)
     {
@@ -504,11 +505,17 @@ public sealed class FuzzTargets
             s.Append("\"net\":\"").Append(networks[Skewed(networks.Length)]).Append("\",");
             s.Append("\"mag\":").Append((Skewed(60) / 10.0).ToString("0.0", CultureInfo.InvariantCulture)).Append(',');
             s.Append("\"depth\":").Append((random.Next(0, 3000) / 100.0).ToString("0.00", CultureInfo.InvariantCulture)).Append(',');
-            s.Append("\"time\":").Append(1_700_000_000_000L + random.Next(0, 50_000_000)).Append(',');
-            s.Append("\"place\":\"").Append(random.Next(1, 90)).Append("km N of Station ").Append(random.Next(200)).Append("\",");
+            long time = 1_700_000_000_000L + random.Next(0, 50_000_000);
+            s.Append("\"time\":").Append(time).Append(',');
+            int km = random.Next(1, 90), station = random.Next(200);
+            s.Append("\"place\":\"").Append(km).Append("km N of Station ").Append(station).Append("\",");
+            // Model version 2: the title copies the place (a copy slot after the magnitude's digit slots), and the
+            // indexing time follows the time (a relative range).
+            s.Append("\"title\":\"M ").Append((Skewed(60) / 10.0).ToString("0.0", CultureInfo.InvariantCulture)).Append(" - ").Append(km).Append("km N of Station ").Append(station).Append("\",");
             s.Append("\"updated\":\"2023/").Append(random.Next(1, 13).ToString("D2", CultureInfo.InvariantCulture)).Append('/').Append(random.Next(1, 29).ToString("D2", CultureInfo.InvariantCulture))
                 .Append(' ').Append(random.Next(24).ToString("D2", CultureInfo.InvariantCulture)).Append(':').Append(random.Next(60).ToString("D2", CultureInfo.InvariantCulture)).Append("\",");
             s.Append("\"day\":\"").Append(months[Skewed(months.Length)]).Append(' ').Append(random.Next(1, 29)).Append(" 2023\",");
+            s.Append("\"indexed\":").Append(time + random.Next(500, 5_000)).Append(',');
             s.Append("\"tags\":[").Append(string.Join(",", Enumerable.Range(0, Skewed(4)).Select(_ => $"\"{tags[Skewed(tags.Length)]}\""))).Append(']');
             s.Append('}');
             documents.Add(Encoding.UTF8.GetBytes(s.ToString()));

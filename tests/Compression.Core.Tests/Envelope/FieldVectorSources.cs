@@ -20,7 +20,10 @@ namespace Compression.Core.Tests.Envelope;
 /// array, and fields without a model (scalars, an array of arrays, and the array holding modeled items). The flight
 /// vector (<c>v3-fields-json-templates</c>) has a table of its own, learned from <see cref="FlightSamples"/>, and a
 /// model whose date field has string templates (<see cref="FlightDefinitions"/>): its document meets a template symbol
-/// and slots of bit length 0, 1 and 2 or more, with leading zeros from the width.
+/// and slots of bit length 0, 1 and 2 or more, with leading zeros from the width. The earthquake vector
+/// (<c>v3-fields-sources</c>) has a table learned from <see cref="QuakeSamples"/> and a model of version 2
+/// (<see cref="QuakeDefinitions"/>): its title copies its place between digit slots, and its updated time is a relative
+/// range from its time.
 /// <see cref="FieldModelFiles_AreWhatTheDefinitionsGive"/> checks the committed files against the samples and
 /// definitions below; <see cref="FormatVectorTests"/> checks the vectors. To write them again (after a deliberate
 /// change), set FIELD_VECTORS_OUT to a directory and run <see cref="Generate_WhenAsked_WritesModelsAndVectorEntries"/>,
@@ -41,7 +44,23 @@ public sealed class FieldVectorSources
         yield return ("v3-fields-bson-elements", EnvelopeFormat.V3, "fields-bson-elements.bin", "shapes-bson-elements.bin", null, PackedVectorSources.BsonElementsVector);
         yield return ("v3-fields-json-templates", EnvelopeFormat.V3, "fields-json-templates.bin", "shapes-json-flights.bin",
             [.. FlightSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(FlightVector));
+        yield return ("v3-fields-sources", EnvelopeFormat.V3, "fields-json-sources.bin", "shapes-json-quakes.bin",
+            [.. QuakeSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(QuakeVector));
     }
+
+    /// <summary>Three earthquake records (the shape of the reference corpus earthquakes.jsonl's, cut to five keys): the samples of shapes-json-quakes.bin.</summary>
+    private static readonly string[] QuakeSamples =
+    [
+        """{"mag":2.1,"place":"7km NW of The Geysers, CA","time":1700000000000,"updated":1700000350000,"title":"M 2.1 - 7km NW of The Geysers, CA"}""",
+        """{"mag":0.9,"place":"12 km SE of Volcano, Hawaii","time":1700000600000,"updated":1700000602000,"title":"M 0.9 - 12 km SE of Volcano, Hawaii"}""",
+        """{"mag":4.6,"place":"Fiji region","time":1700001200000,"updated":1700090000000,"title":"M 4.6 - Fiji region"}""",
+    ];
+
+    /// <summary>
+    /// The document of <c>v3-fields-sources</c>: its title is "M ", the magnitude's digits and " - " around a copy of its
+    /// place, and its updated time is its time plus 123,456.
+    /// </summary>
+    public const string QuakeVector = """{"mag":1.2,"place":"10km SW of Anza, CA","time":1700000000000,"updated":1700000123456,"title":"M 1.2 - 10km SW of Anza, CA"}""";
 
     /// <summary>Three flight records (lines 14, 78 and 100 of the reference corpus flights.jsonl): the samples of shapes-json-flights.bin.</summary>
     private static readonly string[] FlightSamples =
@@ -100,8 +119,40 @@ public sealed class FieldVectorSources
     /// a range from 1940 (bit length 39: 38 low bits, three reads). Title, plot, the genres array itself and cast (an
     /// array of arrays) have no model.
     /// </summary>
-    internal static List<FieldModel.FieldDefinition> Definitions(string fieldsFile, ShapeTable table) =>
-        fieldsFile == "fields-json-templates.bin" ? FlightDefinitions(table) : MovieDefinitions(table);
+    internal static List<FieldModel.FieldDefinition> Definitions(string fieldsFile, ShapeTable table) => fieldsFile switch
+    {
+        "fields-json-templates.bin" => FlightDefinitions(table),
+        "fields-json-sources.bin" => QuakeDefinitions(table),
+        _ => MovieDefinitions(table),
+    };
+
+    /// <summary>
+    /// The fields of <c>v3-fields-sources</c>'s model (version 2), for shapes-json-quakes.bin (one shape: mag 0, place 1,
+    /// time 2, updated 3, title 4). Mag, place and time have no model (copied from the residual). Updated's source is
+    /// time and its range is relative: integers from time's latest number - 8 over 24 bits (the vector's u = 123,464: bit
+    /// length 17, 16 low bits). Title's source is place, and its one template, "M {1}.{1} - {}", has a copy slot (width
+    /// 0) after two digit slots: the vector's title is the template with 1 (bit length 1) and 2 (bit length 2, 1 low bit)
+    /// and a copy of its place, "10km SW of Anza, CA" (whose digits stay in the copy).
+    /// </summary>
+    private static List<FieldModel.FieldDefinition> QuakeDefinitions(ShapeTable table)
+    {
+        byte[] Ascii(string s) => Encoding.ASCII.GetBytes(s);
+        // "M {1}.{1} - {}": the magnitude's units and tenths from 0 (bit lengths 0-4), then a copy of the place.
+        var title = new FieldModel.TemplateDefinition(
+            [Ascii("M "), Ascii("."), Ascii(" - "), []], [1, 1, 0], [0, 0, 0], [4, 4, 0],
+            [[3, 8, 6, 4, 1], [2, 4, 4, 5, 3], [1]]);
+        var fields = new List<FieldModel.FieldDefinition>
+        {
+            // updated: the time plus 0 to a few days (bit lengths 0-24 of u = updated - (time - 8)), and the escape.
+            new(KeyOf(table, "updated"), false, [], PackedTag.Integer, -8, 24, [.. Enumerable.Repeat(1L, 10), 2, 2, 4, 6, 8, 10, 12, 12, 10, 8, 6, 4, 2, 1, 1, 2])
+            {
+                Source = KeyOf(table, "time") << 1, RangeRelative = true,
+            },
+            // title: the template (copying place), and the escape.
+            new(KeyOf(table, "title"), false, [], 0, 0, 0, [14, 2]) { Source = KeyOf(table, "place") << 1, Templates = [title] },
+        };
+        return [.. fields.OrderBy(f => (f.Key << 1) | (f.Items ? 1 : 0))];
+    }
 
     private static List<FieldModel.FieldDefinition> MovieDefinitions(ShapeTable table)
     {

@@ -112,8 +112,12 @@ public sealed class FormatVectorTests
         {
             Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && v.ShapeKind == kind);
         }
-        // And one whose field model has string templates (docs/field-model.md), read with the reader below.
+        // And one whose field model has string templates (docs/field-model.md), read with the reader below, and one of
+        // model version 2, with sources: a copy slot and a relative range.
         Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && IndependentModelOf(v).HasTemplates);
+        Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && IndependentModelOf(v).Version == 2
+            && IndependentModelOf(v).Fields.Values.Any(f => f.Relative) && IndependentModelOf(v).Fields.Values.Any(f => f.Templates.Any(t => t.CopySlot >= 0)));
+        Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && IndependentModelOf(v).Version == 1);
         Assert.All(vectors, v =>
         {
             Assert.True(v.Structured == (v.Shapes is not null) && v.Structured == (v.Packed is not null),
@@ -252,9 +256,13 @@ public sealed class FormatVectorTests
                 byte[] joined = joiner.Join();
                 Assert.Equal(v.Packed, Convert.ToHexString(joined).ToLowerInvariant());
                 // What the walk met: every case of "Joining" the vectors are made to show. A vector whose model has no
-                // templates meets every case of values, ranges, escapes and arrays; one whose model has templates meets a
+                // templates (version 1) meets every case of values, ranges, escapes and arrays; one whose model has templates meets a
                 // template and its slots (bit lengths 0 or 1 and 2 or more, a leading zero from the width).
-                string[] cases = model.HasTemplates
+                // One of model version 2 meets a copy slot between digit slots and a relative range.
+                string[] cases = model.Version == 2
+                    ? ["no model", "template", "copy slot", "template slot, bit length 0 or 1", "template slot, bit length 2 or more",
+                       "relative range", "range, bit length 2 or more"]
+                    : model.HasTemplates
                     ? ["table hit", "escape of a scalar", "range, bit length 2 or more", "no model", "template",
                        "template slot, bit length 0 or 1", "template slot, bit length 2 or more", "template slot, zero-padded"]
                     : ["table hit", "escape of a scalar", "escape of a container", "range, bit length 2 or more",
@@ -292,6 +300,40 @@ public sealed class FormatVectorTests
         if (hasChecksum && version == 0) Assert.Equal(XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt32LittleEndian(e.AsSpan(e.Length - 4)));
         if (hasChecksum && version == 1) Assert.Equal((ushort)XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
         if (hasChecksum && version == 2) Assert.Equal((ushort)XxHash3.HashToUInt64(output), BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
+    }
+
+    [Theory]
+    [InlineData("place null", "copy")]
+    [InlineData("place a number", "copy")]
+    [InlineData("time null", "relative")]
+    [InlineData("time a string", "relative")]
+    public void SourcesVector_ItsSymbolsWithoutTheSourceValue_AreRefusedByBothReaders(string change, string refused)
+    {
+        // v3-fields-sources' symbols with its residual where place (title's source) or time (updated's) is not a string
+        // or a number: the copy slot or the relative range has no latest value to use. docs/field-model.md says that is
+        // corrupt; the reader written from it and the library both refuse it, neither writes other bytes.
+        Vector v = Get("v3-fields-sources");
+        byte[] residual = Convert.FromHexString(v.Residual!);
+        byte[] stream = Convert.FromHexString(v.Symbols!);
+        byte[] place = [0x33, .. "10km SW of Anza, CA"u8];
+        byte[] time = Convert.FromHexString("0680a0abfef962");
+        (byte[] from, byte[] to) = change switch
+        {
+            "place null" => (place, new byte[] { 0x00 }),
+            "place a number" => (place, Convert.FromHexString("0614")),
+            "time null" => (time, new byte[] { 0x00 }),
+            _ => (time, [0x2d, .. "1700000000000"u8]),
+        };
+        int at = residual.AsSpan().IndexOf(from);
+        Assert.True(at > 0);
+        byte[] lying = [.. residual[..at], .. to, .. residual[(at + from.Length)..]];
+        var (table, model) = ReadStructureModel(v);
+        var ex = Assert.Throws<InvalidDataException>(() => new IndependentJoiner(table, model, lying, stream, 1024).Join());
+        Assert.Contains(refused, ex.Message, StringComparison.Ordinal);
+        ShapeTransform library = ShapeTransform.Parse(v.StructureModelBytes!);
+        Assert.Throws<InvalidDataException>(() => library.Fields!.Join(lying, stream, new byte[1024]));
+        // The vector's own residual joins in both.
+        Assert.Equal(v.Packed, Convert.ToHexString(new IndependentJoiner(table, model, residual, stream, 1024).Join()).ToLowerInvariant());
     }
 
     [Theory]
@@ -384,33 +426,45 @@ public sealed class FormatVectorTests
     private static IndependentFieldModel IndependentModelOf(Vector v) => ReadStructureModel(v).Model;
 
     /// <summary>
-    /// docs/field-model.md, "Stored layout": the field model ("FLDM"), read from the document alone: per field (by
-    /// <c>key &lt;&lt; 1 | items</c>) its table's values, its range (tag, min, bits), its string templates (literals
-    /// around slots of fixed widths, each slot with its min, bits and the frequencies of its bit lengths) and its
-    /// symbols' frequencies (the values, the range's bit lengths, the templates, the escape).
+    /// docs/field-model.md, "Stored layout": the field model ("FLDM", version 1 or 2), read from the document alone: per
+    /// field (by <c>key &lt;&lt; 1 | items</c>) in version 2 its source (<c>key &lt;&lt; 1 | items</c> of another key, or
+    /// none) and flags (a relative range), its table's values, its range (tag, min, bits), its string templates (literals
+    /// around slots of fixed widths, each slot with its min, bits and the frequencies of its bit lengths; in version 2 a
+    /// slot of width 0 copies the source's latest string) and its symbols' frequencies (the values, the range's bit
+    /// lengths, the templates, the escape).
     /// </summary>
     private sealed class IndependentFieldModel
     {
-        public sealed record Field(List<byte[]> Values, byte RangeTag, long Min, int Bits, List<Template> Templates, int[] Frequencies);
+        /// <summary>A field; <paramref name="Source"/> is -1 for none.</summary>
+        public sealed record Field(List<byte[]> Values, byte RangeTag, long Min, int Bits, List<Template> Templates, int[] Frequencies, long Source, bool Relative);
 
-        /// <summary>A template: <c>Literals.Count</c> is one more than the slots; per slot its width, min, bits and bit-length frequencies.</summary>
+        /// <summary>A template: <c>Literals.Count</c> is one more than the slots; per slot its width (0: the copy slot), min, bits and bit-length frequencies.</summary>
         public sealed record Template(List<byte[]> Literals, int[] Widths, ulong[] Mins, int[] Bits, int[][] Frequencies)
         {
-            /// <summary>The string's length: the literals' bytes and the slots' widths.</summary>
+            /// <summary>The string's length without the copied bytes: the literals' bytes and the slots' widths.</summary>
             public int Length => Literals.Sum(l => l.Length) + Widths.Sum();
+
+            /// <summary>The slot of width 0, or -1.</summary>
+            public int CopySlot => Array.IndexOf(Widths, 0);
         }
 
         public Dictionary<ulong, Field> Fields { get; } = [];
+
+        public int Version { get; private init; }
+
+        /// <summary>The keys (<c>key &lt;&lt; 1 | items</c>) some field names as its source.</summary>
+        public HashSet<ulong> Sources => [.. Fields.Values.Where(f => f.Source >= 0).Select(f => (ulong)f.Source)];
 
         public bool HasTemplates => Fields.Values.Any(f => f.Templates.Count > 0);
 
         public static IndependentFieldModel Parse(byte[] bytes, int totalKeys)
         {
             Assert.Equal("FLDM"u8.ToArray(), bytes[..4]);
-            Assert.Equal(new byte[] { 1, 0, 0 }, bytes[4..7]);
+            Assert.True(bytes[4] is 1 or 2, "version 1, or 2 (sources)");
+            Assert.Equal(new byte[] { 0, 0 }, bytes[5..7]);
             // XxHash32 (seed 0) of everything before the last 4 bytes, little-endian.
             Assert.Equal(XxHash32.HashToUInt32(bytes.AsSpan(0, bytes.Length - 4)), BinaryPrimitives.ReadUInt32LittleEndian(bytes.AsSpan(bytes.Length - 4)));
-            var model = new IndependentFieldModel();
+            var model = new IndependentFieldModel { Version = bytes[4] };
             int at = 7;
             ulong count = ReadLeb128U64(bytes, ref at);
             Assert.InRange(count, 0UL, 2048UL);
@@ -421,6 +475,20 @@ public sealed class FormatVectorTests
                 Assert.True((long)keyAndItems > previous, "fields in ascending order");
                 Assert.True(keyAndItems >> 1 < (ulong)totalKeys, "a key of the table");
                 previous = (long)keyAndItems;
+                // Version 2: varint source + 1 (0: none; else a key << 1 | items of the table, not the field's own),
+                // then a flags byte: 0, or 1 for a relative range (which needs a source, and a range below).
+                long source = -1;
+                bool relative = false;
+                if (model.Version == 2)
+                {
+                    source = (long)ReadLeb128U64(bytes, ref at) - 1;
+                    Assert.True(source < 2L * totalKeys, "a source of the table");
+                    Assert.NotEqual((long)keyAndItems, source);
+                    byte flags = bytes[at++];
+                    Assert.True(flags is 0 or 1, "flags 0 or 1");
+                    relative = flags == 1;
+                    Assert.True(!relative || source >= 0, "a relative range has a source");
+                }
                 int n = (int)ReadLeb128U64(bytes, ref at);
                 Assert.InRange(n, 0, 1024);
                 var values = new List<byte[]>();
@@ -442,6 +510,7 @@ public sealed class FormatVectorTests
                     bits = bytes[at++];
                     Assert.InRange(bits, 0, 48);
                 }
+                Assert.True(!relative || rangeTag != 0, "a relative range has a range");
                 // Templates: a count (at most 64), then per template its slot count k (1-16), k times a literal (varint
                 // length, bytes) and a slot (width byte 1-18, varint min under 10^width, bits byte 0-60, bits + 1
                 // frequencies adding up to 4,096), then the last literal.
@@ -464,6 +533,13 @@ public sealed class FormatVectorTests
                         at += literalLength;
                         if (slot == k) break;
                         widths[slot] = bytes[at++];
+                        if (widths[slot] == 0)
+                        {
+                            // A copy slot (version 2, a field with a source, one a template): nothing more follows it.
+                            Assert.True(source >= 0, "a copy slot in a field with a source");
+                            Assert.DoesNotContain(0, widths[..slot]); // at most one a template
+                            continue;
+                        }
                         Assert.InRange(widths[slot], 1, 18);
                         mins[slot] = ReadLeb128U64(bytes, ref at);
                         Assert.True(mins[slot] < Pow10(widths[slot]), "a slot's min fits its width");
@@ -472,13 +548,13 @@ public sealed class FormatVectorTests
                         slotFrequencies[slot] = ReadFrequencies(bytes, ref at, slotBits[slot] + 1);
                     }
                     var template = new Template(literals, widths, mins, slotBits, slotFrequencies);
-                    Assert.InRange(template.Length, 1, 256);
+                    Assert.InRange(template.Length, 0, 256);
                     Assert.DoesNotContain(templates, other => other.Widths.SequenceEqual(widths)
                         && other.Literals.Zip(literals).All(pair => pair.First.AsSpan().SequenceEqual(pair.Second)));
                     templates.Add(template);
                 }
                 int symbols = n + (rangeTag != 0 ? bits + 1 : 0) + t + 1;
-                model.Fields.Add(keyAndItems, new Field(values, rangeTag, min, bits, templates, ReadFrequencies(bytes, ref at, symbols)));
+                model.Fields.Add(keyAndItems, new Field(values, rangeTag, min, bits, templates, ReadFrequencies(bytes, ref at, symbols), source, relative));
             }
             Assert.Equal(bytes.Length - 4, at); // nothing between the last field and the checksum
             return model;
@@ -508,8 +584,9 @@ public sealed class FormatVectorTests
 
     /// <summary>
     /// docs/field-model.md, "Joining", from the document alone: walks the residual as the packed stream is walked
-    /// (docs/structure.md, "Packed stream"), taking a symbol from the rANS stream for every value of a modeled field.
-    /// <see cref="Met"/> records which cases of the join it met.
+    /// (docs/structure.md, "Packed stream"), taking a symbol from the rANS stream for every value of a modeled field,
+    /// and keeping the latest value of each source key (model version 2). <see cref="Met"/> records which cases of the
+    /// join it met.
     /// </summary>
     private sealed class IndependentJoiner(ShapeTable table, IndependentFieldModel model, byte[] residual, byte[] stream, int capacity)
     {
@@ -517,6 +594,11 @@ public sealed class FormatVectorTests
         private int _in;   // position in the residual
         private int _next; // next byte of the symbol stream
         private uint _x;   // the rANS state
+
+        // Per source key (key << 1 | items): its latest value in the document, a string's content or a number; none when absent.
+        private readonly HashSet<ulong> _sources = model.Sources;
+        private readonly Dictionary<ulong, byte[]> _latestString = [];
+        private readonly Dictionary<ulong, long> _latestNumber = [];
 
         public HashSet<string> Met { get; } = [];
 
@@ -560,7 +642,44 @@ public sealed class FormatVectorTests
             for (int m = 0; m < table.KeyCount(id); m++) Value(table.FirstKey(id) + m, items: false);
         }
 
+        /// <summary>
+        /// A value at key <paramref name="key"/> (or its items). At a source key: its latest value is none from the start
+        /// of the value (so nothing inside an object or array there sees an older one), and once the value is written, the
+        /// value itself when it is a string (its content) or a number of a range tag (its zigzag varint, decoded), else none.
+        /// </summary>
         private void Value(int key, bool items)
+        {
+            ulong k = ((ulong)key << 1) | (items ? 1UL : 0);
+            if (key < 0 || !_sources.Contains(k))
+            {
+                ValueOf(key, items);
+                return;
+            }
+            _latestString.Remove(k);
+            _latestNumber.Remove(k);
+            int start = _out.Count;
+            ValueOf(key, items);
+            byte[] written = [.. _out.Skip(start)];
+            byte tag = written[0];
+            if (tag >= 0x20)
+            {
+                _latestString[k] = written[1..];
+            }
+            else if (tag == 0x05)
+            {
+                int at = 1;
+                ReadLeb128U64(written, ref at);
+                _latestString[k] = written[at..];
+            }
+            else if (tag is 0x06 or 0x07 or 0x0A or (>= 0x10 and <= 0x1F))
+            {
+                int at = 1;
+                ulong zigzag = ReadLeb128U64(written, ref at);
+                _latestNumber[k] = (long)(zigzag >> 1) ^ -(long)(zigzag & 1);
+            }
+        }
+
+        private void ValueOf(int key, bool items)
         {
             if (key >= 0 && model.Fields.TryGetValue(((ulong)key << 1) | (items ? 1UL : 0), out var f))
             {
@@ -580,6 +699,14 @@ public sealed class FormatVectorTests
                     ulong u = Offset(b);
                     Met.Add(b >= 2 ? "range, bit length 2 or more" : "range, bit length 0 or 1");
                     long value = (long)((ulong)f.Min + u);
+                    if (f.Relative)
+                    {
+                        // A relative range: the source's latest number + min + u, modulo 2^64; without one, corrupt.
+                        if (!_latestNumber.TryGetValue((ulong)f.Source, out long from))
+                            throw new InvalidDataException("a relative range's value where the source has no latest number");
+                        Met.Add("relative range");
+                        value = (long)((ulong)from + (ulong)value);
+                    }
                     _out.Add(f.RangeTag);
                     WriteVarint(((ulong)value << 1) ^ (ulong)(value >> 63));
                     return;
@@ -587,7 +714,7 @@ public sealed class FormatVectorTests
                 int t = b - rangeSymbols;
                 if (t < f.Templates.Count)
                 {
-                    WriteTemplate(f.Templates[t]);
+                    WriteTemplate(f, f.Templates[t]);
                     return;
                 }
                 Assert.Equal(f.Frequencies.Length - 1, symbol); // the escape: the value is in the residual
@@ -651,10 +778,19 @@ public sealed class FormatVectorTests
         /// them each slot's number: its bit length (a symbol with the slot's frequencies) and low bits as a range's,
         /// min + u in decimal, zero-padded to the slot's width (more digits would be corrupt).
         /// </summary>
-        private void WriteTemplate(IndependentFieldModel.Template template)
+        private void WriteTemplate(IndependentFieldModel.Field f, IndependentFieldModel.Template template)
         {
             Met.Add("template");
             int length = template.Length;
+            // A copy slot writes the source's latest string (its content bytes), which the length counts too; without one, corrupt.
+            byte[] copy = [];
+            if (template.CopySlot >= 0)
+            {
+                if (!_latestString.TryGetValue((ulong)f.Source, out copy!))
+                    throw new InvalidDataException("a copy slot where the source has no latest string");
+                Met.Add("copy slot");
+                length += copy.Length;
+            }
             if (length <= 223)
             {
                 _out.Add((byte)(0x20 + length));
@@ -668,6 +804,11 @@ public sealed class FormatVectorTests
             {
                 _out.AddRange(template.Literals[slot]);
                 if (slot == template.Widths.Length) break;
+                if (slot == template.CopySlot)
+                {
+                    _out.AddRange(copy);
+                    continue;
+                }
                 int b = DecodeSymbol(template.Frequencies[slot]);
                 Met.Add(b >= 2 ? "template slot, bit length 2 or more" : "template slot, bit length 0 or 1");
                 ulong value = template.Mins[slot] + Offset(b);

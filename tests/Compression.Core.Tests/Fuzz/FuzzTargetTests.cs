@@ -79,6 +79,12 @@ public sealed class FuzzTargetTests(ITestOutputHelper output)
         output.WriteLine($"the fixed model: {model.FieldCount} fields, {templates} templates; {templated} of the {documents.Count} seed documents coded with templates");
         Assert.True(templates >= 2, $"{templates} templates");
         Assert.Equal(documents.Count, templated);
+
+        // And it is of version 2 (sources): the title's template copies the place, the indexing time's range counts from
+        // the time; so the fuzzer mutates a version-2 model and payloads coded with copy slots and relative ranges.
+        Assert.Equal(FieldModel.SourcesFormatVersion, model.Serialize()[4]);
+        Assert.Contains(Enumerable.Range(0, model.FieldCount), f => model[f].Templates.Any(t => t.CopySlot >= 0));
+        Assert.Contains(Enumerable.Range(0, model.FieldCount), f => model[f].RangeRelative);
     }
 
     [Theory]
