@@ -13,6 +13,7 @@ const MAX_TEMPLATES = 64, MAX_SLOTS = 16, MAX_SLOT_WIDTH = 18, MAX_SLOT_BITS = 6
 const POW10 = Array.from({ length: 19 }, (_, e) => 10n ** BigInt(e));
 const INT64_MAX = (1n << 63n) - 1n;
 const POW10_NUMBER = Array.from({ length: 19 }, (_, e) => 10 ** e);
+const NONE = 0, STRING = 1, NUMBER = 2; // a source's latest value (version 2)
 
 /** The bytes of the minimal varint at `from` (at most 10), or -1. */
 function varintLength(b, from) {
@@ -88,7 +89,8 @@ function templateKey(literals, widths) {
   return key;
 }
 
-function readTemplate(reader, f, t) {
+function readTemplate(reader, f, t, copies) {
+  let copySlot = -1;
   const slots = bigVarint(reader);
   if (slots === 0n || slots > BigInt(MAX_SLOTS)) corrupt(`Field model: field ${f}'s template ${t} has ${slots} slots; 1 to ${MAX_SLOTS} allowed.`);
   const k = Number(slots);
@@ -101,7 +103,18 @@ function readTemplate(reader, f, t) {
     length += Number(literalLength);
     if (s === k) break;
     const width = reader.byte();
-    if (width === 0 || width > MAX_SLOT_WIDTH) corrupt(`Field model: field ${f}'s template ${t} has a slot ${width} digits wide; 1 to ${MAX_SLOT_WIDTH} allowed.`);
+    if (width === 0) {
+      // A copy slot (version 2): the field's source's latest string; nothing else of it is stored.
+      if (!copies) corrupt(`Field model: field ${f}'s template ${t} has a copy slot (width 0) but the field has no source.`);
+      if (copySlot >= 0) corrupt(`Field model: field ${f}'s template ${t} has more than one copy slot.`);
+      copySlot = s;
+      widths.push(0);
+      mins.push(0n);
+      bits.push(0);
+      cumulative.push(null);
+      continue;
+    }
+    if (width > MAX_SLOT_WIDTH) corrupt(`Field model: field ${f}'s template ${t} has a slot ${width} digits wide; 1 to ${MAX_SLOT_WIDTH} allowed.`);
     widths.push(width);
     length += width;
     const min = bigVarint(reader);
@@ -114,8 +127,8 @@ function readTemplate(reader, f, t) {
   }
   if (length > MAX_TEMPLATE_LENGTH) corrupt(`Field model: field ${f}'s template ${t} describes ${length} bytes; at most ${MAX_TEMPLATE_LENGTH}.`);
   return {
-    literals, widths, mins, bits, cumulative, length,
-    symbolOf: cumulative.map(symbolTable),
+    literals, widths, mins, bits, cumulative, length, copySlot,
+    symbolOf: cumulative.map((c) => (c === null ? null : symbolTable(c))),
     minNumbers: mins.map((m) => (m < 2n ** 52n ? Number(m) : null)),
   };
 }
@@ -125,13 +138,18 @@ class FieldModel {
     this.fields = fields;
     this.byField = new Map(); // key * 2 + items -> field
     for (const f of fields) this.byField.set(f.key * 2 + (f.items ? 1 : 0), f);
+    // Source slots (version 2): one per distinct source key, in ascending order of the key.
+    const sources = [...new Set(fields.filter((f) => f.source >= 0).map((f) => f.source))].sort((a, b) => a - b);
+    this.sourceSlotOf = new Map(sources.map((k, s) => [k, s])); // key * 2 + items -> source slot
+    this.sourceCount = sources.length;
+    for (const f of fields) f.sourceSlot = f.source >= 0 ? this.sourceSlotOf.get(f.source) : -1;
   }
 
   static parse(bytes, table) {
     if (bytes.length > MAX_SERIALIZED) corrupt(`Field model has ${bytes.length} bytes; the limit is ${MAX_SERIALIZED}.`);
     if (bytes.length < 12) corrupt(`Field model has ${bytes.length} bytes; at least 12 are needed.`);
     if (bytes.toString('latin1', 0, 4) !== 'FLDM') corrupt(`Field model does not start with the magic 'FLDM' (found ${bytes.toString('hex', 0, 4).toUpperCase()}).`);
-    if (bytes[4] !== 1) corrupt(`Field model format version ${bytes[4]} is not supported; this reader knows version 1.`);
+    if (bytes[4] !== 1 && bytes[4] !== 2) corrupt(`Field model format version ${bytes[4]} is not supported; this reader knows versions 1 and 2.`);
     if (bytes[5] !== 0 || bytes[6] !== 0) corrupt('Field model: the reserved bytes are not 0.');
     const body = bytes.subarray(0, bytes.length - 4);
     const stored = bytes.readUInt32LE(bytes.length - 4), actual = hash32(body);
@@ -146,6 +164,7 @@ class FieldModel {
 
   static parseBody(body, table) {
     const reader = new PackedReader(body);
+    const sources = body[4] === 2;
     reader.bytes(7);
     const fieldCount = bigVarint(reader);
     if (fieldCount > BigInt(MAX_FIELDS) || fieldCount > BigInt(reader.remaining)) corrupt(`Field model: ${fieldCount} fields; at most ${MAX_FIELDS} allowed, each taking bytes.`);
@@ -156,6 +175,17 @@ class FieldModel {
       if (keyAndItems >= BigInt(table.totalKeys) * 2n) corrupt(`Field model: field ${f} names key ${keyAndItems >> 1n}; the shape table has ${table.totalKeys} keys.`);
       if (keyAndItems <= previous) corrupt(`Field model: field ${f} is out of order or repeated.`);
       previous = keyAndItems;
+      let source = -1n, relative = false;
+      if (sources) {
+        const sourcePlusOne = bigVarint(reader);
+        if (sourcePlusOne > BigInt(table.totalKeys) * 2n) corrupt(`Field model: field ${f}'s source names key ${(sourcePlusOne - 1n) >> 1n}; the shape table has ${table.totalKeys} keys.`);
+        source = sourcePlusOne - 1n;
+        if (source === keyAndItems) corrupt(`Field model: field ${f} is its own source.`);
+        const flags = reader.byte();
+        if (flags > 1) corrupt(`Field model: field ${f} has flags 0x${flags.toString(16).padStart(2, '0')}; only 0x01 (a relative range) is defined.`);
+        relative = flags === 1;
+        if (relative && source < 0n) corrupt(`Field model: field ${f}'s range is relative but it has no source.`);
+      }
       const valueCount = bigVarint(reader);
       if (valueCount > BigInt(MAX_VALUES_PER_FIELD) || BigInt(totalValues) + valueCount > BigInt(MAX_VALUES)) corrupt(`Field model: field ${f} has ${valueCount} values; at most ${MAX_VALUES_PER_FIELD} a field and ${MAX_VALUES} in all.`);
       const values = [];
@@ -181,11 +211,11 @@ class FieldModel {
         if (rangeBits > MAX_RANGE_BITS) corrupt(`Field model: field ${f}'s range has ${rangeBits} bits; at most ${MAX_RANGE_BITS}.`);
         if (rangeMin > INT64_MAX - ((1n << BigInt(rangeBits)) - 1n)) corrupt(`Field model: field ${f}'s range passes the largest 64-bit integer.`);
         if (values.length + rangeBits + 2 > SCALE_TOTAL) corrupt(`Field model: field ${f} has more symbols than ${SCALE_TOTAL}.`);
-      }
+      } else if (relative) corrupt(`Field model: field ${f}'s range is relative but it has no range.`);
       const templateCount = bigVarint(reader);
       if (templateCount > BigInt(MAX_TEMPLATES)) corrupt(`Field model: field ${f} has ${templateCount} templates; at most ${MAX_TEMPLATES}.`);
       const templates = [];
-      for (let t = 0; t < Number(templateCount); t++) templates.push(readTemplate(reader, f, t));
+      for (let t = 0; t < Number(templateCount); t++) templates.push(readTemplate(reader, f, t, source >= 0n));
       const buckets = rangeTag !== 0 ? rangeBits + 1 : 0;
       const symbols = values.length + buckets + templates.length + 1;
       if (symbols > SCALE_TOTAL) corrupt(`Field model: field ${f} has more symbols than ${SCALE_TOTAL}.`);
@@ -197,12 +227,14 @@ class FieldModel {
         keys.add(k);
       });
       fields.push({
-        key: Number(keyAndItems >> 1n), items: (keyAndItems & 1n) === 1n, values, rangeTag, rangeMin, rangeBits, buckets, templates, cumulative,
+        key: Number(keyAndItems >> 1n), items: (keyAndItems & 1n) === 1n, source: Number(source), rangeRelative: relative, values, rangeTag, rangeMin, rangeBits, buckets, templates, cumulative,
         symbolOf: symbolTable(cumulative),
         rangeMinNumber: rangeMin > -(2n ** 52n) && rangeMin < 2n ** 52n ? Number(rangeMin) : null,
       });
     }
     if (reader.remaining !== 0) corrupt(`Field model: ${reader.remaining} bytes after the end of the model (offset ${reader.at}).`);
+    // Canonical: a model without sources is written as version 1 (which every reader of codec 8 reads).
+    if (sources && !fields.some((x) => x.source >= 0)) corrupt('Field model: version 2, but no field has a source (a model without sources is version 1).');
     return new FieldModel(fields);
   }
 }
@@ -320,15 +352,31 @@ function join(table, model, residual, stream, capacity) {
   // u of bit length b as a Number (b at most 49): 2^(b-1) plus its b - 1 low bits.
   const lowNumber = (b) => (b === 0 ? 0 : 2 ** (b - 1) + symbols.bitsNumber(b - 1));
 
-  const template = (tp) => {
-    if (tp.length <= 223) w.byte(0x20 + tp.length);
+  // Per source slot (version 2), the source key's latest value in this document: its kind (NONE, STRING: the content's
+  // start and length in the packed stream written so far, NUMBER: the value as a BigInt).
+  const kinds = new Uint8Array(model.sourceCount), starts = new Int32Array(model.sourceCount), lengths = new Int32Array(model.sourceCount);
+  const numbers = new Array(model.sourceCount).fill(0n);
+
+  const template = (f, tp) => {
+    let length = tp.length, copyStart = 0, copyLength = 0;
+    if (tp.copySlot >= 0) {
+      if (f.sourceSlot < 0 || kinds[f.sourceSlot] !== STRING) corrupt('Field stream: a template copies the field\'s source, which the document has not had as a string before it.');
+      copyStart = starts[f.sourceSlot];
+      copyLength = lengths[f.sourceSlot];
+      length += copyLength;
+    }
+    if (length <= 223) w.byte(0x20 + length);
     else {
       w.byte(0x05);
-      writeVarint(w, tp.length);
+      writeVarint(w, length);
     }
     for (let s = 0; ; s++) {
       w.bytes(tp.literals[s]);
       if (s === tp.widths.length) break;
+      if (s === tp.copySlot) {
+        w.copy(w.out, copyStart, copyStart + copyLength);
+        continue;
+      }
       const c = tp.cumulative[s];
       const b = symbols.symbol(c, tp.symbolOf[s]);
       const width = tp.widths[s];
@@ -353,6 +401,13 @@ function join(table, model, residual, stream, capacity) {
     }
     const bucket = symbol - f.values.length;
     if (bucket < f.buckets) {
+      if (f.rangeRelative) {
+        if (f.sourceSlot < 0 || kinds[f.sourceSlot] !== NUMBER) corrupt('Field stream: a relative range\'s value where the document has no number at the field\'s source before it.');
+        const value = BigInt.asIntN(64, numbers[f.sourceSlot] + f.rangeMin + lowBits(bucket));
+        w.byte(f.rangeTag);
+        writeVarint(w, BigInt.asUintN(64, (value << 1n) ^ (value >> 63n)));
+        return true;
+      }
       if (f.rangeMinNumber !== null) {
         // |min| < 2^52 and u < 2^48: the value is below 2^53 in magnitude and its zigzag (below 2^54, even when the
         // value is positive, under 2^53 when negative) exact.
@@ -368,13 +423,45 @@ function join(table, model, residual, stream, capacity) {
     }
     const t = bucket - f.buckets;
     if (t < f.templates.length) {
-      template(f.templates[t]);
+      template(f, f.templates[t]);
       return true;
     }
     return false; // the escape
   };
 
-  const value = (key, items, depth) => {
+  // A source key: its latest value is what follows, once it is whole (an object or an array is no source). None from its
+  // start, so nothing inside an object or an array there sees an older value; and none again once it is whole unless it
+  // is a string or a number, whatever values at the same key it held (a recursive shape).
+  const sourced = (key, items, depth) => {
+    const slot = key >= 0 ? model.sourceSlotOf.get(key * 2 + (items ? 1 : 0)) : undefined;
+    if (slot === undefined) {
+      valueOf(key, items, depth);
+      return;
+    }
+    kinds[slot] = NONE;
+    const start = w.at;
+    valueOf(key, items, depth);
+    const end = w.at, b = w.out.subarray(0, end);
+    if (scalarLength(b, start) !== end - start) return;
+    const tag = b[start];
+    if (tag >= 0x20) {
+      kinds[slot] = STRING;
+      starts[slot] = start + 1;
+      lengths[slot] = end - start - 1;
+    } else if (tag === 0x05) {
+      const n = varintLength(b, start + 1);
+      kinds[slot] = STRING;
+      starts[slot] = start + 1 + n;
+      lengths[slot] = end - start - 1 - n;
+    } else if (isRangeTag(tag)) {
+      let u = 0n;
+      for (let i = end - 1; i > start; i--) u = (u << 7n) | BigInt(b[i] & 0x7f);
+      kinds[slot] = NUMBER;
+      numbers[slot] = BigInt.asIntN(64, (u >> 1n) ^ -(u & 1n));
+    }
+  };
+
+  const valueOf = (key, items, depth) => {
     if (key >= 0) {
       const f = model.byField.get(key * 2 + (items ? 1 : 0));
       if (f !== undefined && decode(f)) return;
@@ -420,6 +507,9 @@ function join(table, model, residual, stream, capacity) {
       value(-1, false, depth);
     }
   };
+
+  // Without sources (version 1), straight to the value.
+  const value = model.sourceCount === 0 ? valueOf : sourced;
 
   object(1);
   r.end();
