@@ -108,3 +108,36 @@ public sealed class WireBytesColumn : IColumn
     public string GetValue(Summary summary, BenchmarkCase benchmarkCase, SummaryStyle style) =>
         FactsFile.TryRead("wire|" + CaseKey.Of(benchmarkCase), out long bytes, out _) ? bytes.ToString(CultureInfo.InvariantCulture) : "-";
 }
+
+/// <summary>
+/// Time and allocation per document: the mean time and the bytes allocated of one operation, divided by the documents the
+/// operation handles (stored by the benchmark's setup under "docs|" + the case key; "-" when a suite does not store it).
+/// </summary>
+public sealed class PerDocumentColumn(bool allocation) : IColumn
+{
+    public string Id => nameof(PerDocumentColumn) + (allocation ? "Alloc" : "Time");
+    public string ColumnName => allocation ? "Alloc B/doc" : "µs/doc";
+    public bool AlwaysShow => true;
+    public ColumnCategory Category => ColumnCategory.Custom;
+    public int PriorityInCategory => allocation ? 4 : 3;
+    public bool IsNumeric => true;
+    public UnitType UnitType => UnitType.Dimensionless;
+    public string Legend => allocation
+        ? "Bytes allocated by one operation (MemoryDiagnoser) per document it handles"
+        : "Mean time of one operation per document it handles, microseconds";
+    public bool IsAvailable(Summary summary) => true;
+    public bool IsDefault(Summary summary, BenchmarkCase benchmarkCase) => false;
+    public string GetValue(Summary summary, BenchmarkCase benchmarkCase) => GetValue(summary, benchmarkCase, SummaryStyle.Default);
+
+    public string GetValue(Summary summary, BenchmarkCase benchmarkCase, SummaryStyle style)
+    {
+        if (!FactsFile.TryRead("docs|" + CaseKey.Of(benchmarkCase), out long documents, out _) || documents <= 0) return "-";
+        BenchmarkReport? report = summary[benchmarkCase];
+        if (allocation)
+        {
+            long? bytes = report?.GcStats.GetBytesAllocatedPerOperation(benchmarkCase);
+            return bytes is long b ? (b / (double)documents).ToString("F0", CultureInfo.InvariantCulture) : "-";
+        }
+        return report?.ResultStatistics is { } stats ? (stats.Mean / 1e3 / documents).ToString("F2", CultureInfo.InvariantCulture) : "-";
+    }
+}

@@ -146,11 +146,13 @@ public class MongoDriverBenchmarks
         Write();
         FactsFile.Append(WireKey(nameof(Write)), (_server.BytesReceived + _server.BytesSent) / BatchSize, 0);
         FactsFile.Append(CaseKey.Of(nameof(Write), (nameof(Corpus), Corpus), (nameof(Mode), Mode), (nameof(Wire), Wire)), plainBytes, 0);
+        FactsFile.Append("docs|" + CaseKey.Of(nameof(Write), (nameof(Corpus), Corpus), (nameof(Mode), Mode), (nameof(Wire), Wire)), BatchSize, 0);
         _server.ResetCounters();
         int read = Read();
         if (read != BatchSize) throw new InvalidOperationException($"Read {read} documents, not {BatchSize}.");
         FactsFile.Append(WireKey(nameof(Read)), (_server.BytesReceived + _server.BytesSent) / BatchSize, 0);
         FactsFile.Append(CaseKey.Of(nameof(Read), (nameof(Corpus), Corpus), (nameof(Mode), Mode), (nameof(Wire), Wire)), plainBytes, 0);
+        FactsFile.Append("docs|" + CaseKey.Of(nameof(Read), (nameof(Corpus), Corpus), (nameof(Mode), Mode), (nameof(Wire), Wire)), BatchSize, 0);
         if (Wire != WireCompressor.None && _server.CompressedMessagesSent.Values.Sum() == 0)
             throw new InvalidOperationException($"compressors={Wire} was asked for, but the server sent nothing compressed.");
 

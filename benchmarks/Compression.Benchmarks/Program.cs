@@ -24,7 +24,7 @@ public static class Program
         var config = DefaultConfig.Instance
             .AddDiagnoser(MemoryDiagnoser.Default)
             .AddExporter(MarkdownExporter.GitHub)
-            .AddColumn(new RatioColumn(), new ThroughputColumn(), new WireBytesColumn())
+            .AddColumn(new RatioColumn(), new ThroughputColumn(), new WireBytesColumn(), new PerDocumentColumn(allocation: false), new PerDocumentColumn(allocation: true))
             .HideColumns(Column.Error, Column.StdDev, Column.Median, Column.RatioSD);
         FactsFile.Reset();
         BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args, config);

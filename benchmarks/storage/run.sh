@@ -5,10 +5,16 @@
 #   bash benchmarks/storage/run.sh [--format markdown|json] FILE.jsonl...
 #
 # Per corpus: StorageLoad (.NET) writes plain BSON ({_id, ...document}) and the serializer's documents
-# ({_id, _z: BinData(0x80, envelope)}, zstd-3, dictionaries trained online, bootstrap included); wtload (C) bulk-loads
+# ({_id, _z: BinData(0x81, envelope)}, zstd-3 with the field model, dictionaries trained online, bootstrap included); wtload (C) bulk-loads
 # each into a table under none/snappy/zlib/zstd-6 (plain) and snappy/zstd-6 (ours), checkpoints, stats the file,
 # then reads everything back in a fresh connection and reads the cache statistic. Report on stdout (Markdown table or
-# one JSON object per corpus, then the geometric means); progress on stderr. Everything is built into
+# one JSON object per corpus, then the geometric means); progress on stderr.
+#
+# Read phase (wtload --reads): plain under snappy, plain under zstd-6 and ours under snappy are loaded again, the corpus
+# repeated until the plain table holds at least STORAGE_READ_MIN_BYTES (default 32 MiB; WiredTiger's least cache is
+# 1 MB), and read at random by key for STORAGE_READ_SECONDS (default 2) a phase: with a cache of 1/4 of the plain table's
+# BSON bytes (the same size for all three), the same with direct_io, and with the least cache that holds the whole table.
+# STORAGE_READ_SECONDS=0 skips it. Everything is built into
 # benchmarks/storage/out/ (ignored by git). Installs libwiredtiger-dev, libzstd-dev and libsnappy-dev with apt-get
 # when missing (sudo when not root).
 set -euo pipefail
@@ -37,6 +43,8 @@ for tool in dotnet gcc python3; do
   command -v "$tool" >/dev/null || { echo "run.sh: $tool is needed and not on PATH" >&2; exit 1; }
 done
 log() { echo "[storage] $*" >&2; }
+read_seconds=${STORAGE_READ_SECONDS:-2}
+read_min_bytes=${STORAGE_READ_MIN_BYTES:-33554432}
 
 # Debian packages: WiredTiger's headers and library (with its snappy and zlib extensions), libzstd for our extension.
 missing=()
@@ -83,6 +91,17 @@ for file in "${files[@]}"; do
     log "$name: ours under $compressor"
     "$out/wtload" "$work/db" "$work/compressed.bson" "$compressor" "$extensions" > "$work/compressed-$compressor.json"
   done
+  if [ "$read_seconds" != 0 ]; then
+    plain_bytes=$(stat -c %s "$work/plain.bson")
+    copies=$(( (read_min_bytes + plain_bytes - 1) / plain_bytes ))
+    cache=$(( plain_bytes * copies / 4 ))
+    [ "$cache" -ge 1048576 ] || cache=1048576
+    for table in plain:snappy plain:zstd compressed:snappy; do
+      log "$name: reads, ${table%%:*} under ${table#*:} ($copies copies, cache $cache B)"
+      "$out/wtload" --reads "$work/db" "$work/${table%%:*}.bson" "${table#*:}" "$extensions" "$copies" "$cache" "$read_seconds" \
+        > "$work/reads-${table%%:*}-${table#*:}.json"
+    done
+  fi
   rm -rf "$work/db" "$work/plain.bson" "$work/compressed.bson"
   dirs+=("$work")
 done

@@ -440,8 +440,8 @@ public sealed class FuzzTargets
     }
 
     /// <summary>
-    /// The fields of <paramref name="model"/> as training defines them: values, range, templates (literals, widths, and
-    /// per slot its minimum, bits and frequencies) and every symbol's frequency as its count (normalizing counts that
+    /// The fields of <paramref name="model"/> as training defines them: values, source and relative flag (model version
+    /// 2), range, templates (literals, widths, and per slot its minimum, bits and frequencies) and every symbol's frequency as its count (normalizing counts that
     /// already add up to 4,096 changes nothing), so serializing them gives the model's bytes again. Shared with the
     /// tests (FieldModelTests), which build lying models by changing these definitions.
     /// </summary>
@@ -453,10 +453,14 @@ public sealed class FuzzTargets
             FieldModel.Field field = model[f];
             byte[][] values = [.. Enumerable.Range(0, field.ValueCount).Select(i => model.Value(field.FirstValue + i).ToArray())];
             long[] counts = [.. Enumerable.Range(0, field.SymbolCount).Select(s => (long)field.Frequency(s))];
+            // A copy slot (width 0) has no minimum, bits or frequencies: a count of 1 stands for them (not serialized).
             FieldModel.TemplateDefinition[] templates = [.. field.Templates.Select(t => new FieldModel.TemplateDefinition(
                 [.. t.Literals.Select(l => l.ToArray())], [.. t.Widths], [.. t.Mins], [.. t.Bits],
-                [.. t.Cumulative.Select(c => (IReadOnlyList<long>)[.. Enumerable.Range(0, c.Length - 1).Select(s => (long)(c[s + 1] - c[s]))])]))];
-            definitions.Add(new FieldModel.FieldDefinition(field.Key, field.Items, values, field.RangeTag, field.RangeMin, field.RangeBits, counts) { Templates = templates });
+                [.. t.Cumulative.Select(c => c is null ? [1L] : (IReadOnlyList<long>)[.. Enumerable.Range(0, c.Length - 1).Select(s => (long)(c[s + 1] - c[s]))])]))];
+            definitions.Add(new FieldModel.FieldDefinition(field.Key, field.Items, values, field.RangeTag, field.RangeMin, field.RangeBits, counts)
+            {
+                Templates = templates, Source = field.SourceKey, RangeRelative = field.RangeRelative,
+            });
         }
         return definitions;
     }

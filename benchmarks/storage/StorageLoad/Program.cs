@@ -100,6 +100,7 @@ using (var json = new Utf8JsonWriter(Console.OpenStandardOutput()))
     json.WriteEndArray();
     result.Overhead.Write(json);
     Wire.Write(json, result.Plain, result.Stored);
+    result.Decode?.Write(json);
     json.WriteEndObject();
 }
 Console.WriteLine();
@@ -170,6 +171,74 @@ internal sealed record Serialized(List<byte[]> Plain, List<byte[]> Stored, Overh
                 return null;
             }
         }
-        return new Serialized(plainDocuments, storedDocuments, overhead, versions);
+        return new Serialized(plainDocuments, storedDocuments, overhead, versions)
+        {
+            Decode = measureInnerFraming ? null : DecodeCost.Measure(plainDocuments, storedDocuments, path),
+        };
     }
+
+    /// <summary>The client's decode cost (null with --overhead).</summary>
+    public DecodeCost? Decode { get; init; }
+}
+
+/// <summary>
+/// What reading a document costs the client, plain against ours, side by side in one process: every document of the
+/// corpus read in file order by the driver's class map from plain BSON, then by the serializer from what it stored
+/// (decompression included), alternating, at least <see cref="MinPasses"/> passes each and at least
+/// <see cref="MinSeconds"/> in all (so the JIT has tiered both paths up even on a busy machine; the serializer's path
+/// is already warm from the read-back check, the plain one is not); the fastest pass of each, in nanoseconds a document.
+/// Each pass is timed twice: by the wall clock, and by the process's CPU time (clock_gettime(CLOCK_PROCESS_CPUTIME_ID),
+/// which a busy machine inflates far less: on a shared machine the CPU figures are the ones to quote).
+/// A harness figure for the storage report; the BenchmarkDotNet figures are SerializerOverheadBenchmarks'.
+/// </summary>
+internal sealed partial record DecodeCost(double PlainNs, double OursNs, double PlainCpuNs, double OursCpuNs, int Passes)
+{
+    public const int MinPasses = 10;
+    public const double MinSeconds = 3;
+
+    public static DecodeCost Measure(List<byte[]> plain, List<byte[]> stored, SerializerPath path)
+    {
+        double bestPlain = double.MaxValue, bestOurs = double.MaxValue, cpuPlain = double.MaxValue, cpuOurs = double.MaxValue;
+        long begin = System.Diagnostics.Stopwatch.GetTimestamp();
+        int pass = 0;
+        for (; pass < MinPasses || System.Diagnostics.Stopwatch.GetElapsedTime(begin).TotalSeconds < MinSeconds; pass++)
+        {
+            long start = System.Diagnostics.Stopwatch.GetTimestamp();
+            double cpu = CpuNanoseconds();
+            foreach (byte[] document in plain) SerializerPath.DeserializePlain(document);
+            cpuPlain = Math.Min(cpuPlain, (CpuNanoseconds() - cpu) / plain.Count);
+            bestPlain = Math.Min(bestPlain, System.Diagnostics.Stopwatch.GetElapsedTime(start).TotalNanoseconds / plain.Count);
+            start = System.Diagnostics.Stopwatch.GetTimestamp();
+            cpu = CpuNanoseconds();
+            foreach (byte[] document in stored) path.Deserialize(document);
+            cpuOurs = Math.Min(cpuOurs, (CpuNanoseconds() - cpu) / stored.Count);
+            bestOurs = Math.Min(bestOurs, System.Diagnostics.Stopwatch.GetElapsedTime(start).TotalNanoseconds / stored.Count);
+        }
+        return new DecodeCost(bestPlain, bestOurs, cpuPlain, cpuOurs, pass);
+    }
+
+    public void Write(Utf8JsonWriter json)
+    {
+        json.WriteStartObject("decode");
+        json.WriteNumber("passes", Passes);
+        json.WriteNumber("plainNsPerDocument", Math.Round(PlainNs, 1));
+        json.WriteNumber("oursNsPerDocument", Math.Round(OursNs, 1));
+        json.WriteNumber("plainCpuNsPerDocument", Math.Round(PlainCpuNs, 1));
+        json.WriteNumber("oursCpuNsPerDocument", Math.Round(OursCpuNs, 1));
+        json.WriteEndObject();
+    }
+
+    private struct Timespec
+    {
+        public long Seconds;
+        public long Nanoseconds;
+    }
+
+    private const int ClockProcessCpuTimeId = 2; // Linux
+
+    [System.Runtime.InteropServices.LibraryImport("libc", EntryPoint = "clock_gettime")]
+    private static partial int ClockGetTime(int clock, out Timespec time);
+
+    private static double CpuNanoseconds() =>
+        ClockGetTime(ClockProcessCpuTimeId, out Timespec t) == 0 ? t.Seconds * 1e9 + t.Nanoseconds : throw new InvalidOperationException("clock_gettime failed");
 }

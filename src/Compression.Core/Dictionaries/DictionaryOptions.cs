@@ -29,7 +29,7 @@ public sealed class DictionaryOptions
     public bool ModelFields { get; set; } = true;
 
     /// <summary>The largest dictionary trained, in bytes. A smaller one is trained while there are few samples (see <see cref="SampleBytesPerDictionaryByte"/>).</summary>
-    /// <value>Defaults to 64 KiB (measured: see docs/dictionary-defaults.md and docs/benchmarks.md, "Issue 18"); the sample caps below keep it small while samples are few.</value>
+    /// <value>Defaults to 64 KiB (measured: see docs/dictionary-defaults.md and benchmarks/results/lab-notes.md, "Issue 18"); the sample caps below keep it small while samples are few.</value>
     public int DictionarySize { get; set; } = 64 * 1024;
 
     /// <summary>Sample bytes needed per dictionary byte: the trained size is at most the sample bytes divided by this.</summary>

@@ -29,7 +29,9 @@ internal sealed class FieldCoder
         residualLength = 0;
         try
         {
-            var walk = new Walk(this, packed, residual, symbols, default);
+            Span<long> last = Model.SourceCount <= MaxStackSources ? stackalloc long[LastLength * Model.SourceCount] : new long[LastLength * Model.SourceCount];
+            last.Clear();
+            var walk = new Walk(this, packed, residual, symbols, default, last);
             walk.Object(1);
             walk.In.End();
             residualLength = walk.Out.Position;
@@ -45,12 +47,20 @@ internal sealed class FieldCoder
     /// <exception cref="InvalidDataException">Either part is damaged or they do not belong together (the message says where), or the stream would be longer than <paramref name="packed"/>.</exception>
     public int Join(ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, Span<byte> packed)
     {
-        var walk = new Walk(this, residual, packed, encoder: null, stream);
+        Span<long> last = Model.SourceCount <= MaxStackSources ? stackalloc long[LastLength * Model.SourceCount] : new long[LastLength * Model.SourceCount];
+        last.Clear();
+        var walk = new Walk(this, residual, packed, encoder: null, stream, last);
         walk.Object(1);
         walk.In.End();
         walk.Symbols.End();
         return walk.Out.Position;
     }
+
+    private const int MaxStackSources = 32;
+
+    /// <summary>Per source slot: its latest value's kind (<see cref="NoValue"/>, <see cref="StringValue"/>, <see cref="NumberValue"/>), then the string's offset in the packed stream and length, or the number.</summary>
+    private const int LastLength = 3;
+    private const long NoValue = 0, StringValue = 1, NumberValue = 2;
 
     /// <summary>
     /// One walk for both directions, so splitting and joining cannot disagree on the structure: everything is copied from
@@ -63,15 +73,17 @@ internal sealed class FieldCoder
         private readonly FieldCoder _coder;
         private readonly ReadOnlySpan<byte> _source;
         private readonly RansEncoder? _encoder; // splitting; null when joining
+        private readonly Span<long> _last;      // per source slot, LastLength longs: the source key's latest value in this document
         public PackedReader In;
         public UnpackedWriter Out;
         public RansDecoder Symbols;             // joining
 
-        public Walk(FieldCoder coder, ReadOnlySpan<byte> source, Span<byte> destination, RansEncoder? encoder, ReadOnlySpan<byte> stream)
+        public Walk(FieldCoder coder, ReadOnlySpan<byte> source, Span<byte> destination, RansEncoder? encoder, ReadOnlySpan<byte> stream, Span<long> last)
         {
             _coder = coder;
             _source = source;
             _encoder = encoder;
+            _last = last;
             In = new PackedReader(source);
             Out = new UnpackedWriter(destination);
             Symbols = new RansDecoder(stream);
@@ -102,7 +114,63 @@ internal sealed class FieldCoder
             }
         }
 
+        /// <summary>The position in the packed stream: what splitting reads, what joining writes.</summary>
+        private readonly int PackedPosition => _encoder is null ? Out.Position : In.Position;
+
+        /// <summary>The packed stream's bytes from <paramref name="start"/> to <see cref="PackedPosition"/>.</summary>
+        private readonly ReadOnlySpan<byte> PackedFrom(int start) => _encoder is null ? Out.From(start) : _source[start..In.Position];
+
         private void Value(int key, bool items, int depth)
+        {
+            int slot = key < 0 ? -1 : _coder.Model.SourceSlotOf(key, items);
+            if (slot < 0)
+            {
+                ValueOf(key, items, depth);
+                return;
+            }
+            // A source key: its latest value is what follows, once it is whole (an object or an array is no source). None
+            // from its start, so nothing inside an object or an array there sees an older value; and none again once it
+            // is whole unless it is a string or a number, whatever values at the same key it held (a recursive shape).
+            Span<long> last = _last.Slice(slot * LastLength, LastLength);
+            last[0] = NoValue;
+            int start = PackedPosition;
+            ValueOf(key, items, depth);
+            last[0] = NoValue;
+            ReadOnlySpan<byte> token = PackedFrom(start);
+            if (PackedTokens.ScalarLength(token) != token.Length) return;
+            if (PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text))
+            {
+                last[0] = StringValue;
+                last[1] = start + token.Length - text.Length;
+                last[2] = text.Length;
+            }
+            else if (PackedTokens.IsRangeTag(token[0]) && Varint64.TryRead(token[1..], out ulong zigzag, out _))
+            {
+                last[0] = NumberValue;
+                last[1] = Varint64.UnZigZag(zigzag);
+            }
+        }
+
+        /// <summary>The latest string of source slot <paramref name="slot"/> in the packed stream, or false.</summary>
+        private readonly bool TryLastString(int slot, out ReadOnlySpan<byte> text)
+        {
+            text = default;
+            if (slot < 0 || _last[slot * LastLength] != StringValue) return false;
+            int start = (int)_last[slot * LastLength + 1], length = (int)_last[slot * LastLength + 2];
+            text = _encoder is null ? Out.From(start)[..length] : _source.Slice(start, length);
+            return true;
+        }
+
+        /// <summary>The latest number of source slot <paramref name="slot"/>, or false.</summary>
+        private readonly bool TryLastNumber(int slot, out long value)
+        {
+            value = 0;
+            if (slot < 0 || _last[slot * LastLength] != NumberValue) return false;
+            value = _last[slot * LastLength + 1];
+            return true;
+        }
+
+        private void ValueOf(int key, bool items, int depth)
         {
             int field = key < 0 ? -1 : _coder.Model.FieldOf(key, items);
             if (field >= 0 && (_encoder is null ? TryDecode(_coder.Model[field]) : TryEncode(field, _coder.Model[field]))) return;
@@ -157,7 +225,8 @@ internal sealed class FieldCoder
                 return true;
             }
             if (f.RangeTag != 0 && token[0] == f.RangeTag && Varint64.TryRead(token[1..], out ulong zigzag, out _)
-                && TryEncodeNumber(f.Cumulative, f.RangeSymbol, Varint64.UnZigZag(zigzag), f.RangeMin, f.RangeBits, check: false))
+                && TryRangeBase(f, out long rangeBase)
+                && TryEncodeNumber(f.Cumulative, f.RangeSymbol, Varint64.UnZigZag(zigzag), rangeBase, f.RangeBits, check: false, wrapping: f.RangeRelative))
                 return true;
             return f.Templates.Length > 0 && TryEncodeTemplate(field, f, token);
         }
@@ -167,11 +236,12 @@ internal sealed class FieldCoder
         /// <paramref name="cumulative"/>) and the bits below its top bit; false when it is below the minimum or longer
         /// than <paramref name="bits"/>. With <paramref name="check"/>, it only says whether it would code.
         /// </summary>
-        private readonly bool TryEncodeNumber(ushort[] cumulative, int first, long value, long min, int bits, bool check)
+        private readonly bool TryEncodeNumber(ushort[] cumulative, int first, long value, long min, int bits, bool check, bool wrapping = false)
         {
+            // A relative range's offset is taken modulo 2^64, as joining adds it back: exact whatever the source holds.
             ulong offset = (ulong)value - (ulong)min;
             int length = 64 - System.Numerics.BitOperations.LeadingZeroCount(offset);
-            if (value < min || length > bits) return false;
+            if ((!wrapping && value < min) || length > bits) return false;
             if (check) return true;
             Add(cumulative, first + length);
             if (length > 1) _encoder!.AddBits(offset & ((1UL << (length - 1)) - 1), length - 1);
@@ -184,16 +254,43 @@ internal sealed class FieldCoder
             if (!PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text)) return false;
             Span<byte> key = stackalloc byte[FieldModel.MaxKeyLength];
             Span<long> numbers = stackalloc long[FieldModel.MaxSlots];
-            if (!FieldModel.TrySplitTemplate(text, key, out int keyLength, numbers, out int slots)) return false;
-            int t = _coder.Model.FindTemplate(field, key[..keyLength]);
+            // With the source's latest string in the text (its first occurrence), a template that copies it; else, or
+            // when the model has no such template, one of digit runs alone.
+            if (TryLastString(f.SourceSlot, out ReadOnlySpan<byte> copy) && copy.Length >= FieldModel.MinCopyLength)
+            {
+                int at = text.IndexOf(copy);
+                if (at >= 0 && FieldModel.TrySplitTemplate(text, at, copy.Length, key, out int copyKeyLength, numbers, out int copySlots)
+                    && TryEncodeTemplate(field, f, key[..copyKeyLength], numbers[..copySlots]))
+                    return true;
+            }
+            return FieldModel.TrySplitTemplate(text, key, out int keyLength, numbers, out int slots)
+                && TryEncodeTemplate(field, f, key[..keyLength], numbers[..slots]);
+        }
+
+        private readonly bool TryEncodeTemplate(int field, FieldModel.Field f, ReadOnlySpan<byte> key, ReadOnlySpan<long> numbers)
+        {
+            int t = _coder.Model.FindTemplate(field, key);
             if (t < 0) return false;
             FieldModel.Template template = f.Templates[t];
-            for (int s = 0; s < slots; s++)
+            for (int s = 0; s < numbers.Length; s++)
             {
-                if (!TryEncodeNumber(template.Cumulative[s], 0, numbers[s], template.Mins[s], template.Bits[s], check: true)) return false;
+                if (s != template.CopySlot && !TryEncodeNumber(template.Cumulative[s], 0, numbers[s], template.Mins[s], template.Bits[s], check: true)) return false;
             }
             Add(f.Cumulative, f.TemplateSymbol + t);
-            for (int s = 0; s < slots; s++) TryEncodeNumber(template.Cumulative[s], 0, numbers[s], template.Mins[s], template.Bits[s], check: false);
+            for (int s = 0; s < numbers.Length; s++)
+            {
+                if (s != template.CopySlot) TryEncodeNumber(template.Cumulative[s], 0, numbers[s], template.Mins[s], template.Bits[s], check: false);
+            }
+            return true;
+        }
+
+        /// <summary>What field <paramref name="f"/>'s range counts from: its minimum, or for a relative range the source's latest number plus it (modulo 2^64); false when that number is missing.</summary>
+        private readonly bool TryRangeBase(FieldModel.Field f, out long rangeBase)
+        {
+            rangeBase = f.RangeMin;
+            if (!f.RangeRelative) return true;
+            if (!TryLastNumber(f.SourceSlot, out long source)) return false;
+            rangeBase = (long)((ulong)source + (ulong)f.RangeMin);
             return true;
         }
 
@@ -212,12 +309,13 @@ internal sealed class FieldCoder
             }
             if ((uint)(symbol - f.TemplateSymbol) < (uint)f.Templates.Length)
             {
-                Template(f.Templates[symbol - f.TemplateSymbol]);
+                Template(f, f.Templates[symbol - f.TemplateSymbol]);
                 return true;
             }
             if ((uint)(symbol - f.RangeSymbol) < (uint)f.BucketCount)
             {
-                long value = (long)((ulong)f.RangeMin + LowBits(symbol - f.RangeSymbol));
+                if (!TryRangeBase(f, out long rangeBase)) StructureThrow.Corrupt("Field stream: a relative range's value where the document has no number at the field's source before it.");
+                long value = (long)((ulong)rangeBase + LowBits(symbol - f.RangeSymbol));
                 Span<byte> token = Out.Free;
                 int written = 0;
                 if (token.IsEmpty || !Varint64.TryWrite(token[1..], Varint64.ZigZag(value), out written)) Out.Full();
@@ -232,9 +330,15 @@ internal sealed class FieldCoder
         private ulong LowBits(int bits) => bits == 0 ? 0 : 1UL << (bits - 1) | Symbols.Bits(bits - 1);
 
         /// <summary>Writes a string of <paramref name="template"/>: its tag, then literals and slots, each slot's number decoded.</summary>
-        private void Template(FieldModel.Template template)
+        private void Template(FieldModel.Field f, FieldModel.Template template)
         {
             int length = template.Length;
+            ReadOnlySpan<byte> copy = default;
+            if (template.CopySlot >= 0)
+            {
+                if (!TryLastString(f.SourceSlot, out copy)) StructureThrow.Corrupt("Field stream: a template copies the field's source, which the document has not had as a string before it.");
+                length += copy.Length;
+            }
             if (length <= PackedTag.MaxShortString)
             {
                 Out.Byte((byte)(PackedTag.ShortString + length));
@@ -249,6 +353,11 @@ internal sealed class FieldCoder
             {
                 Out.Bytes(template.Literals[s]);
                 if (s == template.Widths.Length) break;
+                if (s == template.CopySlot)
+                {
+                    Out.Bytes(copy);
+                    continue;
+                }
                 ushort[] c = template.Cumulative[s];
                 int bits = FieldModel.SymbolAt(c, Symbols.Peek(FieldModel.ScaleBits));
                 Symbols.Advance(c[bits], c[bits + 1] - c[bits], FieldModel.ScaleBits);

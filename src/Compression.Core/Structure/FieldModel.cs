@@ -24,7 +24,17 @@ internal sealed class FieldModel
     /// <summary>The first four bytes of a serialized model: "FLDM".</summary>
     public static ReadOnlySpan<byte> Magic => "FLDM"u8;
 
+    /// <summary>The version written when no field has a source: every reader of codec 8 reads it.</summary>
     public const byte FormatVersion = 1;
+
+    /// <summary>
+    /// The version written when some field has a source (a key whose latest value in the document its templates copy, or
+    /// its range counts from): a field's source and flags follow its key, and a template slot of width 0 is a copy.
+    /// </summary>
+    public const byte SourcesFormatVersion = 2;
+
+    /// <summary>The shortest source string a template copies (shorter ones are not looked for when coding).</summary>
+    public const int MinCopyLength = 3;
 
     /// <summary>Every field's frequencies add up to 2^ScaleBits.</summary>
     public const int ScaleBits = 12;
@@ -59,10 +69,13 @@ internal sealed class FieldModel
     private readonly int[] _buckets;     // open addressing: model-wide value index + 1, 0 empty
     private readonly ulong _seed;
     private readonly byte[][][] _templateKeys; // per field, per template
+    private readonly int[] _sourceSlotOf;      // key index * 2 + (items ? 1 : 0) -> source slot, or -1
 
-    private FieldModel(Field[] fields, byte[] values, int[] valueStarts)
+    private FieldModel(Field[] fields, byte[] values, int[] valueStarts, int[] sourceSlotOf, int sourceCount)
     {
         _fields = fields;
+        _sourceSlotOf = sourceSlotOf;
+        SourceCount = sourceCount;
         _values = values;
         _valueStarts = valueStarts;
         // Only as far as the last field's key (fields are in ascending order): a table of many keys and a model of few
@@ -105,6 +118,20 @@ internal sealed class FieldModel
         public required int Key { get; init; }
         public required bool Items { get; init; }
         public required int FirstValue { get; init; }
+
+        /// <summary>The source, key index * 2 + (items ? 1 : 0): the key whose latest value in the document this field's copy slots copy and its relative range counts from; -1 for none.</summary>
+        public int SourceKey { get; init; } = -1;
+
+        /// <summary>The source's slot (<see cref="SourceSlotOf"/>), -1 for none.</summary>
+        public int SourceSlot { get; private set; } = -1;
+
+        internal void NumberSource(int[] sourceSlotOf)
+        {
+            if (SourceKey >= 0) SourceSlot = sourceSlotOf[SourceKey];
+        }
+
+        /// <summary>The range counts from the source's latest number: a value v is coded as u = v - (source + RangeMin), modulo 2^64.</summary>
+        public bool RangeRelative { get; init; }
         public required int ValueCount { get; init; }
 
         /// <summary>The numeric tag the range codes (<see cref="PackedTag.Integer"/>, Int64, DateTime or a Decimal), 0 when there is no range.</summary>
@@ -152,8 +179,11 @@ internal sealed class FieldModel
         public required byte[] Bits { get; init; }
         public required ushort[][] Cumulative { get; init; }
 
-        /// <summary>The string's length in bytes: literals and slot widths.</summary>
+        /// <summary>The string's length in bytes: literals and slot widths (a copy slot's bytes not included).</summary>
         public required int Length { get; init; }
+
+        /// <summary>The slot of width 0 that copies the field's source's latest string, or -1.</summary>
+        public int CopySlot { get; init; } = -1;
 
         /// <summary>The lookup key: per slot, varint literal length, literal, width; then the last literal's length and bytes.</summary>
         public byte[] Key() => KeyOf(Literals, Widths);
@@ -198,31 +228,76 @@ internal sealed class FieldModel
     /// <see cref="MaxTemplateLength"/>, has no digit run, more than <see cref="MaxSlots"/>, or a run over
     /// <see cref="MaxSlotWidth"/> digits.
     /// </summary>
-    public static bool TrySplitTemplate(ReadOnlySpan<byte> text, Span<byte> key, out int keyLength, Span<long> numbers, out int slots)
+    public static bool TrySplitTemplate(ReadOnlySpan<byte> text, Span<byte> key, out int keyLength, Span<long> numbers, out int slots) =>
+        TrySplitTemplate(text, -1, 0, key, out keyLength, numbers, out slots);
+
+    /// <summary>
+    /// As <see cref="TrySplitTemplate(ReadOnlySpan{byte}, Span{byte}, out int, Span{long}, out int)"/>, with the
+    /// <paramref name="copyLength"/> bytes at <paramref name="copyStart"/> (when it is not negative) as a copy slot (width
+    /// 0, number 0): digit runs are the maximal runs before it and after it, never across it.
+    /// </summary>
+    public static bool TrySplitTemplate(ReadOnlySpan<byte> text, int copyStart, int copyLength, Span<byte> key, out int keyLength, Span<long> numbers, out int slots)
     {
         keyLength = 0;
         slots = 0;
         if (text.Length > MaxTemplateLength) return false;
         int literalStart = 0, i = 0;
+        bool copyPending = copyStart >= 0;
         while (true)
         {
-            while (i < text.Length && (uint)(text[i] - '0') > 9) i++;
+            int limit = copyPending ? copyStart : text.Length;
+            while (i < limit && (uint)(text[i] - '0') > 9) i++;
             ReadOnlySpan<byte> literal = text[literalStart..i];
             Varint64.TryWrite(key[keyLength..], (ulong)literal.Length, out int n);
             keyLength += n;
             literal.CopyTo(key[keyLength..]);
             keyLength += literal.Length;
+            if (i == limit && copyPending)
+            {
+                if (slots == MaxSlots) return false;
+                key[keyLength++] = 0;
+                numbers[slots++] = 0;
+                i = literalStart = copyStart + copyLength;
+                copyPending = false;
+                continue;
+            }
             if (i == text.Length) break;
             int runStart = i;
             long value = 0;
-            while (i < text.Length && (uint)(text[i] - '0') <= 9 && i - runStart < MaxSlotWidth) value = value * 10 + (text[i++] - '0');
-            if (i < text.Length && (uint)(text[i] - '0') <= 9) return false; // a run over MaxSlotWidth digits
+            while (i < limit && (uint)(text[i] - '0') <= 9 && i - runStart < MaxSlotWidth) value = value * 10 + (text[i++] - '0');
+            if (i < limit && (uint)(text[i] - '0') <= 9) return false; // a run over MaxSlotWidth digits
             if (slots == MaxSlots) return false;
             key[keyLength++] = (byte)(i - runStart);
             numbers[slots++] = value;
             literalStart = i;
         }
         return slots > 0;
+    }
+
+    /// <summary>A template key's literals and slot widths (0: the copy slot).</summary>
+    public static (List<byte[]> Literals, List<byte> Widths) PartsOfKey(ReadOnlySpan<byte> key)
+    {
+        var literals = new List<byte[]>();
+        var widths = new List<byte>();
+        var reader = new PackedReader(key);
+        while (true)
+        {
+            literals.Add(reader.Bytes((int)reader.Varint()).ToArray());
+            if (reader.Remaining == 0) break;
+            widths.Add(reader.Byte());
+        }
+        return (literals, widths);
+    }
+
+    /// <summary>How many sources the model's fields name (slots of <see cref="SourceSlotOf"/>).</summary>
+    public int SourceCount { get; }
+
+    /// <summary>The source slot of key <paramref name="key"/> (its value, or its array's items): the key some field copies from or counts from; -1 when none does.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public int SourceSlotOf(int key, bool items)
+    {
+        int i = key * 2 + (items ? 1 : 0);
+        return (uint)i < (uint)_sourceSlotOf.Length ? _sourceSlotOf[i] : -1;
     }
 
     /// <summary>The index of the template of <paramref name="key"/> in field <paramref name="field"/>, or -1.</summary>
@@ -277,6 +352,12 @@ internal sealed class FieldModel
     /// <summary>One field as training defines it: the values of its table, the range, and the raw counts of every symbol (values, bit lengths, templates, escape; normalized on serialization).</summary>
     internal sealed record FieldDefinition(int Key, bool Items, IReadOnlyList<byte[]> Values, byte RangeTag, long RangeMin, int RangeBits, IReadOnlyList<long> Counts)
     {
+        /// <summary>The source, key index * 2 + (items ? 1 : 0), or -1: the key whose latest value in the document the field's copy slots copy and its relative range counts from.</summary>
+        public int Source { get; init; } = -1;
+
+        /// <summary>The range counts from the source's latest number (see <see cref="Field.RangeRelative"/>).</summary>
+        public bool RangeRelative { get; init; }
+
         /// <summary>The field's templates; their symbols' counts are in <see cref="Counts"/> after the range's, before the escape's.</summary>
         public IReadOnlyList<TemplateDefinition> Templates { get; init; } = [];
 
@@ -286,7 +367,7 @@ internal sealed class FieldModel
 
     private byte[] Serialized { get; init; } = [];
 
-    /// <summary>A template as training defines it: literals, slot widths, and per slot its minimum, bits and the raw counts of its bit lengths.</summary>
+    /// <summary>A template as training defines it: literals, slot widths (0: the copy slot, whose minimum, bits and counts are not used), and per slot its minimum, bits and the raw counts of its bit lengths.</summary>
     internal sealed record TemplateDefinition(IReadOnlyList<byte[]> Literals, IReadOnlyList<byte> Widths, IReadOnlyList<long> Mins, IReadOnlyList<byte> Bits, IReadOnlyList<IReadOnlyList<long>> Counts);
 
     /// <summary>The model's bytes: deterministic for the same definitions.</summary>
@@ -296,11 +377,17 @@ internal sealed class FieldModel
     {
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(1024);
         buffer.Write(Magic);
-        buffer.Write<byte>([FormatVersion, 0, 0]);
+        bool sources = fields.Any(f => f.Source >= 0);
+        buffer.Write<byte>([sources ? SourcesFormatVersion : FormatVersion, 0, 0]);
         WriteVarint(buffer, (ulong)fields.Count);
         foreach (FieldDefinition f in fields)
         {
             WriteVarint(buffer, ((ulong)f.Key << 1) | (f.Items ? 1UL : 0));
+            if (sources)
+            {
+                WriteVarint(buffer, (ulong)(f.Source + 1));
+                buffer.Write<byte>([(byte)(f.RangeRelative ? 1 : 0)]);
+            }
             WriteVarint(buffer, (ulong)f.Values.Count);
             foreach (byte[] v in f.Values)
             {
@@ -323,6 +410,7 @@ internal sealed class FieldModel
                     buffer.Write(t.Literals[s]);
                     if (s == t.Widths.Count) break;
                     buffer.Write<byte>([t.Widths[s]]);
+                    if (t.Widths[s] == 0) continue; // the copy slot: nothing more
                     WriteVarint(buffer, (ulong)t.Mins[s]);
                     buffer.Write<byte>([t.Bits[s]]);
                     foreach (ushort frequency in Normalize(t.Counts[s])) WriteVarint(buffer, frequency);
@@ -375,7 +463,10 @@ internal sealed class FieldModel
     /// <see cref="MaxSlots"/> slots of 1 to <see cref="MaxSlotWidth"/> digits, minimums under 10^width, at most
     /// <see cref="MaxSlotBits"/> bits; at most <see cref="MaxTemplateLength"/> bytes described), frequencies (a field's
     /// symbols: values, bit lengths, templates, escape; each slot's bit lengths) at least 1 adding up to
-    /// <see cref="ScaleTotal"/>, no bytes after the end. Every refusal's message starts with "Field model".
+    /// <see cref="ScaleTotal"/>, no bytes after the end; in version 2, per field a source of the table that is not the
+    /// field itself, flags 0 or 1 (relative: with a source and a range), copy slots (width 0) only in a field with a
+    /// source and at most one a template, and at least one field with a source. Every refusal's message starts with
+    /// "Field model".
     /// </summary>
     /// <exception cref="InvalidDataException">The bytes are not a valid model for the table; the message says what is wrong.</exception>
     public static FieldModel Parse(ReadOnlySpan<byte> bytes, ShapeTable table)
@@ -383,7 +474,7 @@ internal sealed class FieldModel
         if (bytes.Length > MaxSerializedLength) StructureThrow.Corrupt($"Field model has {bytes.Length} bytes; the limit is {MaxSerializedLength}.");
         if (bytes.Length < HeaderLength + 1 + ChecksumLength) StructureThrow.Corrupt($"Field model has {bytes.Length} bytes; at least {HeaderLength + 1 + ChecksumLength} are needed.");
         if (!bytes[..4].SequenceEqual(Magic)) StructureThrow.Corrupt($"Field model does not start with the magic 'FLDM' (found {Convert.ToHexString(bytes[..4])}).");
-        if (bytes[4] != FormatVersion) StructureThrow.Corrupt($"Field model format version {bytes[4]} is not supported; this reader knows version {FormatVersion}.");
+        if (bytes[4] is not (FormatVersion or SourcesFormatVersion)) StructureThrow.Corrupt($"Field model format version {bytes[4]} is not supported; this reader knows versions {FormatVersion} and {SourcesFormatVersion}.");
         if (bytes[5] != 0 || bytes[6] != 0) StructureThrow.Corrupt("Field model: the reserved bytes are not 0.");
         ReadOnlySpan<byte> body = bytes[..^ChecksumLength];
         uint stored = BinaryPrimitives.ReadUInt32LittleEndian(bytes[^ChecksumLength..]);
@@ -405,11 +496,13 @@ internal sealed class FieldModel
     private static FieldModel ParseBody(ReadOnlySpan<byte> body, ShapeTable table, ReadOnlySpan<byte> bytes)
     {
         var reader = new PackedReader(body);
+        bool sources = body[4] == SourcesFormatVersion;
         reader.Skip(HeaderLength);
         ulong fieldCount = reader.Varint();
         if (fieldCount > MaxFields || fieldCount > (ulong)reader.Remaining) StructureThrow.Corrupt($"Field model: {fieldCount} fields; at most {MaxFields} allowed, each taking bytes.");
         var fields = new Field[(int)fieldCount];
         var valueStarts = new List<int> { 0 };
+        var sourceKeys = new HashSet<int>();
         var values = new System.Buffers.ArrayBufferWriter<byte>();
         long previousKey = -1;
         for (int f = 0; f < fields.Length; f++)
@@ -418,6 +511,19 @@ internal sealed class FieldModel
             if (keyAndItems >= (ulong)table.TotalKeys * 2) StructureThrow.Corrupt($"Field model: field {f} names key {keyAndItems >> 1}; the shape table has {table.TotalKeys} keys.");
             if ((long)keyAndItems <= previousKey) StructureThrow.Corrupt($"Field model: field {f} is out of order or repeated.");
             previousKey = (long)keyAndItems;
+            long source = -1;
+            bool relative = false;
+            if (sources)
+            {
+                ulong sourcePlusOne = reader.Varint();
+                if (sourcePlusOne > (ulong)table.TotalKeys * 2) StructureThrow.Corrupt($"Field model: field {f}'s source names key {(sourcePlusOne - 1) >> 1}; the shape table has {table.TotalKeys} keys.");
+                source = (long)sourcePlusOne - 1;
+                if (source == (long)keyAndItems) StructureThrow.Corrupt($"Field model: field {f} is its own source.");
+                byte flags = reader.Byte();
+                if (flags > 1) StructureThrow.Corrupt($"Field model: field {f} has flags 0x{flags:x2}; only 0x01 (a relative range) is defined.");
+                relative = flags == 1;
+                if (relative && source < 0) StructureThrow.Corrupt($"Field model: field {f}'s range is relative but it has no source.");
+            }
             ulong valueCount = reader.Varint();
             if (valueCount > MaxValuesPerField || (ulong)(valueStarts.Count - 1) + valueCount > MaxValues)
                 StructureThrow.Corrupt($"Field model: field {f} has {valueCount} values; at most {MaxValuesPerField} a field and {MaxValues} in all.");
@@ -443,21 +549,32 @@ internal sealed class FieldModel
                 if (rangeMin > long.MaxValue - ((1L << rangeBits) - 1)) StructureThrow.Corrupt($"Field model: field {f}'s range passes the largest 64-bit integer.");
                 if (valueCount + (ulong)rangeBits + 2 > ScaleTotal) StructureThrow.Corrupt($"Field model: field {f} has more symbols than {ScaleTotal}.");
             }
+            else if (relative) StructureThrow.Corrupt($"Field model: field {f}'s range is relative but it has no range.");
             ulong templateCount = reader.Varint();
             if (templateCount > MaxTemplatesPerField) StructureThrow.Corrupt($"Field model: field {f} has {templateCount} templates; at most {MaxTemplatesPerField}.");
             var templates = new Template[(int)templateCount];
-            for (int t = 0; t < templates.Length; t++) templates[t] = ReadTemplate(ref reader, f, t);
+            for (int t = 0; t < templates.Length; t++) templates[t] = ReadTemplate(ref reader, f, t, copies: source >= 0);
             int symbols = (int)valueCount + (rangeTag != 0 ? rangeBits + 1 : 0) + templates.Length + 1;
             if (symbols > ScaleTotal) StructureThrow.Corrupt($"Field model: field {f} has more symbols than {ScaleTotal}.");
             ushort[] cumulative = ReadFrequencies(ref reader, symbols, $"field {f}");
+            if (source >= 0) sourceKeys.Add((int)source);
             fields[f] = new Field
             {
                 Key = (int)(keyAndItems >> 1), Items = (keyAndItems & 1) != 0, FirstValue = first, ValueCount = (int)valueCount,
+                SourceKey = (int)source, RangeRelative = relative,
                 RangeTag = rangeTag, RangeMin = rangeMin, RangeBits = rangeBits, Cumulative = cumulative, Coarse = CoarseOf(cumulative), Templates = templates,
             };
         }
         if (reader.Remaining != 0) StructureThrow.Corrupt($"Field model: {reader.Remaining} bytes after the end of the model (offset {reader.Position}).");
-        return new FieldModel(fields, values.WrittenSpan.ToArray(), [.. valueStarts]) { Serialized = bytes.ToArray() };
+        // Canonical: a model without sources is written as version 1 (which every reader of codec 8 reads).
+        if (sources && sourceKeys.Count == 0) StructureThrow.Corrupt("Field model: version 2, but no field has a source (a model without sources is version 1).");
+        // Source slots: one per distinct source key, in ascending order of the key.
+        int[] ordered = [.. sourceKeys.Order()];
+        var sourceSlotOf = new int[ordered.Length == 0 ? 0 : ordered[^1] + 1];
+        Array.Fill(sourceSlotOf, -1);
+        for (int s = 0; s < ordered.Length; s++) sourceSlotOf[ordered[s]] = s;
+        foreach (Field field in fields) field.NumberSource(sourceSlotOf);
+        return new FieldModel(fields, values.WrittenSpan.ToArray(), [.. valueStarts], sourceSlotOf, ordered.Length) { Serialized = bytes.ToArray() };
     }
 
     private static ushort[] ReadFrequencies(ref PackedReader reader, int symbols, string what)
@@ -476,8 +593,9 @@ internal sealed class FieldModel
         return cumulative;
     }
 
-    private static Template ReadTemplate(ref PackedReader reader, int f, int t)
+    private static Template ReadTemplate(ref PackedReader reader, int f, int t, bool copies)
     {
+        int copySlot = -1;
         ulong slots = reader.Varint();
         if (slots is 0 or > MaxSlots) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has {slots} slots; 1 to {MaxSlots} allowed.");
         var literals = new byte[(int)slots + 1][];
@@ -494,7 +612,14 @@ internal sealed class FieldModel
             length += literals[s].Length;
             if (s == (int)slots) break;
             widths[s] = reader.Byte();
-            if (widths[s] is 0 or > MaxSlotWidth) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot {widths[s]} digits wide; 1 to {MaxSlotWidth} allowed.");
+            if (widths[s] == 0)
+            {
+                if (!copies) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a copy slot (width 0) but the field has no source.");
+                if (copySlot >= 0) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has more than one copy slot.");
+                copySlot = s;
+                continue;
+            }
+            if (widths[s] > MaxSlotWidth) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot {widths[s]} digits wide; 1 to {MaxSlotWidth} allowed.");
             length += widths[s];
             ulong min = reader.Varint();
             if (min >= (ulong)Pow10[widths[s]]) StructureThrow.Corrupt($"Field model: field {f}'s template {t} has a slot minimum {min} of more than its {widths[s]} digits.");
@@ -504,7 +629,7 @@ internal sealed class FieldModel
             cumulative[s] = ReadFrequencies(ref reader, bits[s] + 1, $"field {f}'s template {t}, slot {s}");
         }
         if (length > MaxTemplateLength) StructureThrow.Corrupt($"Field model: field {f}'s template {t} describes {length} bytes; at most {MaxTemplateLength}.");
-        return new Template { Literals = literals, Widths = widths, Mins = mins, Bits = bits, Cumulative = cumulative, Length = length };
+        return new Template { Literals = literals, Widths = widths, Mins = mins, Bits = bits, Cumulative = cumulative, Length = length, CopySlot = copySlot };
     }
 
     /// <summary>10^0 to 10^18.</summary>

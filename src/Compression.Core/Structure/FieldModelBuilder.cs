@@ -29,8 +29,18 @@ internal sealed class FieldModelBuilder
     /// <summary>Distinct values tracked per field; past it, new values are counted as escapes.</summary>
     private const int MaxTrackedValues = 1 << 16;
 
+    /// <summary>The share of a field's strings that must hold the same other key's latest string for that key to become its source.</summary>
+    private const double MinCopyShare = 0.25;
+
+    /// <summary>The share of a field's numbers that must follow the same other key's latest number for that key to become its source.</summary>
+    private const double MinRelativeShare = 0.75;
+
+    /// <summary>The bits a number must save on average, counted from a source rather than from the field's minimum, for the range to be relative.</summary>
+    private const double MinRelativeGain = 2;
+
     private readonly ShapeTable _table;
     private readonly Dictionary<int, FieldStats> _fields = [];
+    private readonly List<(int Field, byte[]? Token)[]> _documents = []; // every sample's values in walk order, for sources
 
     public FieldModelBuilder(ShapeTable table) => _table = table;
 
@@ -61,6 +71,7 @@ internal sealed class FieldModelBuilder
         {
             return false;
         }
+        _documents.Add([.. values]);
         foreach ((int field, byte[]? token) in values)
         {
             if (!_fields.TryGetValue(field, out FieldStats? stats)) _fields[field] = stats = new FieldStats();
@@ -124,16 +135,20 @@ internal sealed class FieldModelBuilder
     /// eighth of its span below its smallest number to half its span above its largest (within its width), with the
     /// counts of each bit length; and how many strings (and bytes) they code.
     /// </summary>
-    private static (List<FieldModel.TemplateDefinition>, List<long>, long, long) Templates(List<byte[]> strings, HashSet<byte[]> inTable)
+    private static (List<FieldModel.TemplateDefinition>, List<long>, long, long) Templates(List<(byte[] Token, byte[]? Copy)> strings, HashSet<byte[]> inTable)
     {
         var groups = new Dictionary<byte[], (byte[] Token, List<long[]> Numbers)>(ShapeTableBuilder.ByteArrayComparer.Instance);
         byte[] key = new byte[FieldModel.MaxKeyLength];
         long[] numbers = new long[FieldModel.MaxSlots];
-        foreach (byte[] token in strings)
+        foreach ((byte[] token, byte[]? copy) in strings)
         {
             if (inTable.Contains(token)) continue;
-            if (!PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text)
-                || !FieldModel.TrySplitTemplate(text, key, out int keyLength, numbers, out int slots)) continue;
+            if (!PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text)) continue;
+            // As the coder does: the source's latest string as a copy slot where the text holds it, else digit runs alone.
+            int at = copy is null ? -1 : text.IndexOf(copy);
+            int keyLength, slots;
+            if (!(at >= 0 && FieldModel.TrySplitTemplate(text, at, copy!.Length, key, out keyLength, numbers, out slots))
+                && !FieldModel.TrySplitTemplate(text, key, out keyLength, numbers, out slots)) continue;
             byte[] k = key[..keyLength];
             if (!groups.TryGetValue(k, out var group)) groups[k] = group = (token, []);
             group.Numbers.Add(numbers[..slots]);
@@ -147,13 +162,18 @@ internal sealed class FieldModelBuilder
             .ThenBy(pair => pair.Key, ShapeTableBuilder.ByteArrayComparer.Instance)
             .Take(FieldModel.MaxTemplatesPerField))
         {
-            (List<byte[]> literals, List<byte> widths) = Parts(token);
+            (List<byte[]> literals, List<byte> widths) = FieldModel.PartsOfKey(k);
             int slots = widths.Count;
             var mins = new long[slots];
             var bits = new byte[slots];
             var slotCounts = new List<long>[slots];
             for (int s = 0; s < slots; s++)
             {
+                if (widths[s] == 0)
+                {
+                    slotCounts[s] = [1]; // the copy slot: no number
+                    continue;
+                }
                 long min = rows.Min(r => r[s]), max = rows.Max(r => r[s]);
                 long span = max - min + 1;
                 long low = Math.Max(0, min - span / 8);
@@ -173,24 +193,117 @@ internal sealed class FieldModelBuilder
         return (definitions, counts, templated, bytes);
     }
 
-    /// <summary>A string token's literals and digit-run widths.</summary>
-    private static (List<byte[]> Literals, List<byte> Widths) Parts(byte[] token)
+    /// <summary>A source a field takes: the key (index * 2 + items) whose latest value its strings hold, or its numbers follow.</summary>
+    private readonly record struct Source(int Key, bool Numeric);
+
+    /// <summary>
+    /// Per field, the other key whose latest value in the document (before the field's value, in walk order; an object
+    /// or an array clears it) its values depend on, when one does often enough: for strings, the key whose latest string
+    /// (of at least <see cref="FieldModel.MinCopyLength"/> bytes) they hold most bytes of, in at least
+    /// <see cref="MinCopyShare"/> of them; for numbers, the key whose latest number they are nearest to (fewest bits of
+    /// difference on average), for at least <see cref="MinRelativeShare"/> of them, saving <see cref="MinRelativeGain"/>
+    /// bits a number or more over counting from the field's own minimum.
+    /// </summary>
+    private Dictionary<int, Source> ChooseSources()
     {
-        PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text); // a string: Templates took it for one
-        var literals = new List<byte[]>();
-        var widths = new List<byte>();
-        int i = 0, start = 0;
-        while (true)
+        var copies = new Dictionary<(int Field, int Source), (long Bytes, long Count)>();
+        var nearness = new Dictionary<(int Field, int Source), (long Bits, long Count)>();
+        var strings = new Dictionary<int, long>();
+        var latest = new Dictionary<int, byte[]?>();
+        foreach ((int Field, byte[]? Token)[] document in _documents)
         {
-            while (i < text.Length && (uint)(text[i] - '0') > 9) i++;
-            literals.Add(text[start..i].ToArray());
-            if (i == text.Length) break;
-            int run = i;
-            while (i < text.Length && (uint)(text[i] - '0') <= 9) i++;
-            widths.Add((byte)(i - run));
-            start = i;
+            latest.Clear();
+            foreach ((int field, byte[]? token) in document)
+            {
+                if (token is not null && PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text))
+                {
+                    strings[field] = strings.GetValueOrDefault(field) + 1;
+                    if (text.Length <= FieldModel.MaxTemplateLength)
+                    {
+                        foreach ((int source, byte[]? other) in latest)
+                        {
+                            if (source == field || other is null || !PackedTokens.TryGetString(other, out ReadOnlySpan<byte> copy)
+                                || copy.Length < FieldModel.MinCopyLength || text.IndexOf(copy) < 0) continue;
+                            (long bytes, long count) = copies.GetValueOrDefault((field, source));
+                            copies[(field, source)] = (bytes + copy.Length, count + 1);
+                        }
+                    }
+                }
+                else if (token is not null && TryNumber(token, out long value))
+                {
+                    foreach ((int source, byte[]? other) in latest)
+                    {
+                        if (source == field || other is null || !TryNumber(other, out long from)) continue;
+                        ulong zigzag = Varint64.ZigZag((long)((ulong)value - (ulong)from));
+                        (long bits, long count) = nearness.GetValueOrDefault((field, source));
+                        nearness[(field, source)] = (bits + 64 - System.Numerics.BitOperations.LeadingZeroCount(zigzag), count + 1);
+                    }
+                }
+                latest[field] = token;
+            }
         }
-        return (literals, widths);
+        var sources = new Dictionary<int, Source>();
+        foreach (var group in copies.GroupBy(pair => pair.Key.Field))
+        {
+            var best = group.OrderByDescending(pair => pair.Value.Bytes).ThenBy(pair => pair.Key.Source).First();
+            if (best.Value.Count >= strings[group.Key] * MinCopyShare) sources[group.Key] = new Source(best.Key.Source, Numeric: false);
+        }
+        foreach (var group in nearness.GroupBy(pair => pair.Key.Field))
+        {
+            FieldStats stats = _fields[group.Key];
+            long numbers = stats.Numbers.Values.Sum(n => (long)n.Values.Count);
+            var best = group.Where(pair => pair.Value.Count >= numbers * MinRelativeShare)
+                .OrderBy(pair => (double)pair.Value.Bits / pair.Value.Count).ThenBy(pair => pair.Key.Source).FirstOrDefault();
+            if (best.Value.Count == 0 || numbers <= strings.GetValueOrDefault(group.Key)) continue;
+            double own = stats.Numbers.Values.Sum(n => n.Values.Sum(v => (double)(64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)v - (ulong)n.Values.Min())))) / numbers;
+            if ((double)best.Value.Bits / best.Value.Count + MinRelativeGain <= own) sources[group.Key] = new Source(best.Key.Source, Numeric: true);
+        }
+        return sources;
+    }
+
+    private static bool TryNumber(byte[] token, out long value)
+    {
+        value = 0;
+        if (!PackedTokens.IsRangeTag(token[0]) || !Varint64.TryRead(token.AsSpan(1), out ulong zigzag, out _)) return false;
+        value = Varint64.UnZigZag(zigzag);
+        return true;
+    }
+
+    /// <summary>
+    /// Replays the samples for the fields with a source: for a string source, each string with the source's latest string
+    /// when it holds it (else none); for a number source, per numeric tag, each number less the source's latest number
+    /// (modulo 2^64), for the numbers that have one.
+    /// </summary>
+    private (Dictionary<int, List<(byte[], byte[]?)>> Strings, Dictionary<int, Dictionary<byte, List<long>>> Offsets) Replay(Dictionary<int, Source> sources)
+    {
+        var strings = new Dictionary<int, List<(byte[], byte[]?)>>();
+        var offsets = new Dictionary<int, Dictionary<byte, List<long>>>();
+        var latest = new Dictionary<int, byte[]?>();
+        foreach ((int Field, byte[]? Token)[] document in _documents)
+        {
+            latest.Clear();
+            foreach ((int field, byte[]? token) in document)
+            {
+                if (token is not null && sources.TryGetValue(field, out Source source))
+                {
+                    byte[]? other = latest.GetValueOrDefault(source.Key);
+                    if (!source.Numeric && PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text) && text.Length <= FieldModel.MaxTemplateLength + 4)
+                    {
+                        byte[]? copy = other is not null && PackedTokens.TryGetString(other, out ReadOnlySpan<byte> c) && c.Length >= FieldModel.MinCopyLength && text.IndexOf(c) >= 0 ? c.ToArray() : null;
+                        if (!strings.TryGetValue(field, out var list)) strings[field] = list = [];
+                        list.Add((token, copy));
+                    }
+                    else if (source.Numeric && TryNumber(token, out long value) && other is not null && TryNumber(other, out long from))
+                    {
+                        if (!offsets.TryGetValue(field, out var byTag)) offsets[field] = byTag = [];
+                        if (!byTag.TryGetValue(token[0], out var list)) byTag[token[0]] = list = [];
+                        list.Add((long)((ulong)value - (ulong)from));
+                    }
+                }
+                latest[field] = token;
+            }
+        }
+        return (strings, offsets);
     }
 
     /// <summary>The model, or null when no field pays.</summary>
@@ -205,11 +318,16 @@ internal sealed class FieldModelBuilder
     {
         var definitions = new List<FieldModel.FieldDefinition>();
         int totalValues = 0;
+        Dictionary<int, Source> sources = ChooseSources();
+        (Dictionary<int, List<(byte[], byte[]?)>> sourcedStrings, Dictionary<int, Dictionary<byte, List<long>>> offsets) = Replay(sources);
         foreach ((int field, FieldStats stats) in _fields.OrderBy(pair => pair.Key))
         {
+            Source? source = sources.TryGetValue(field, out Source s) ? s : null;
+            bool relative = source is { Numeric: true };
             if (definitions.Count >= FieldModel.MaxFields) break;
+            // With a number source, numbers are coded from it (a relative range), not as table entries.
             List<KeyValuePair<byte[], long>> table = [.. stats.Counts
-                .Where(pair => pair.Value >= 2)
+                .Where(pair => pair.Value >= 2 && !(relative && PackedTokens.IsRangeTag(pair.Key[0])))
                 .OrderByDescending(pair => pair.Value)
                 .ThenBy(pair => pair.Key, ShapeTableBuilder.ByteArrayComparer.Instance)
                 .Take(Math.Min(FieldModel.MaxValuesPerField, FieldModel.MaxValues - totalValues))];
@@ -225,9 +343,11 @@ internal sealed class FieldModelBuilder
             long[] buckets = [];
             foreach ((byte tag, NumericStats n) in stats.Numbers.OrderBy(pair => pair.Key))
             {
-                long outside = n.Values.Count - table.Where(pair => pair.Key[0] == tag).Sum(pair => pair.Value);
-                if (outside <= rangeCount) continue;
-                long min = n.Values.Min(), max = n.Values.Max();
+                // A relative range counts the numbers that follow a source number, as their offsets from it.
+                List<long> numbers = relative ? offsets.GetValueOrDefault(field)?.GetValueOrDefault(tag) ?? [] : n.Values;
+                long outside = numbers.Count - table.Where(pair => pair.Key[0] == tag).Sum(pair => pair.Value);
+                if (outside <= rangeCount || numbers.Count == 0) continue;
+                long min = numbers.Min(), max = numbers.Max();
                 double width = (double)max - min + 1;
                 double low = Math.Max(long.MinValue / 2, min - Math.Floor(width / 8));
                 double high = max + Math.Ceiling(width / 2);
@@ -236,10 +356,11 @@ internal sealed class FieldModelBuilder
                 int bits = Math.Min(FieldModel.MaxRangeBits, needed + ExtraBits);
                 (rangeTag, rangeMin, rangeBits, rangeCount) = (tag, (long)low, bits, outside);
                 buckets = new long[bits + 1];
-                foreach (long value in n.Values) buckets[64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(value - (long)low))]++;
+                foreach (long value in numbers) buckets[64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)(value - (long)low))]++;
             }
             // Templates: the strings outside the table, by their pattern of literals and digit runs.
-            (List<FieldModel.TemplateDefinition> templates, List<long> templateCounts, long templated, long templatedBytes) = Templates(stats.Strings, inTable);
+            (List<FieldModel.TemplateDefinition> templates, List<long> templateCounts, long templated, long templatedBytes) = Templates(
+                source is { Numeric: false } ? sourcedStrings.GetValueOrDefault(field) ?? [] : [.. stats.Strings.Select(t => (t, (byte[]?)null))], inTable);
 
             // Each part is kept when it codes at least a twentieth of the field's values, and the field when together
             // they code at least MinCodedShare.
@@ -257,9 +378,14 @@ internal sealed class FieldModelBuilder
             // The escape keeps at least 1/64 of the field's probability: values unlike the samples (timestamps past the
             // samples', in a collection written in time order) cost at most 6 bits more than they would without a model.
             counts.Add(Math.Max(Math.Max(1, stats.Values / EscapeShare), stats.Values - hits - rangeCount - templated));
+            // The source stays only where a part uses it: a template that copies, or the relative range.
+            bool copies = templates.Any(t => t.Widths.Contains((byte)0));
+            bool keepSource = source is { Numeric: false } ? copies : relative && useRange;
             definitions.Add(new FieldModel.FieldDefinition(field >> 1, (field & 1) != 0, [.. table.Select(pair => pair.Key)],
                 useRange ? rangeTag : (byte)0, useRange ? rangeMin : 0, useRange ? rangeBits : 0, counts)
             {
+                Source = keepSource ? source!.Value.Key : -1,
+                RangeRelative = keepSource && relative,
                 Coded = table.Sum(pair => pair.Value * pair.Key.Length) + (useRange ? rangeCount * 4 : 0) + templatedBytes,
                 Templates = templates,
             });

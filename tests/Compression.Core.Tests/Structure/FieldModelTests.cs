@@ -165,7 +165,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
     /// <summary>A template as the layout writes it: its slots, then the last literal; <see cref="SlotCount"/>, when set, is the slot count written instead (a lie).</summary>
     private sealed record TemplateBytes(SlotBytes[] Slots, byte[] Last, ulong? SlotCount = null)
     {
-        /// <summary>A template from a pattern of literal text and {width} slots ("Jun {2} {4}"): every slot from 0 with <paramref name="bits"/> bits, its bit lengths equally likely.</summary>
+        /// <summary>A template from a pattern of literal text, {width} slots ("Jun {2} {4}") and {} copy slots: every slot from 0 with <paramref name="bits"/> bits, its bit lengths equally likely.</summary>
         public static TemplateBytes Of(string pattern, byte bits = 2)
         {
             var slots = new List<SlotBytes>();
@@ -178,7 +178,10 @@ public sealed class FieldModelTests(ITestOutputHelper output)
                     continue;
                 }
                 int close = pattern.IndexOf('}', i);
-                slots.Add(new SlotBytes([.. literal], byte.Parse(pattern[(i + 1)..close], CultureInfo.InvariantCulture), 0, bits, Spread(bits + 1)));
+                // {} is a copy slot (width 0): its literal and width alone.
+                slots.Add(close == i + 1
+                    ? new SlotBytes([.. literal], 0, 0, 0, [])
+                    : new SlotBytes([.. literal], byte.Parse(pattern[(i + 1)..close], CultureInfo.InvariantCulture), 0, bits, Spread(bits + 1)));
                 literal.Clear();
                 i = close;
             }
@@ -196,11 +199,13 @@ public sealed class FieldModelTests(ITestOutputHelper output)
     private sealed class ModelBytes
     {
         private readonly List<byte> _bytes = [];
+        private readonly bool _sources; // version 2: each field's key is followed by its source + 1 and its flags
 
         public ModelBytes(string magic = "FLDM", byte version = 1, byte reserved1 = 0, byte reserved2 = 0)
         {
             _bytes.AddRange(Encoding.ASCII.GetBytes(magic));
             _bytes.AddRange([version, reserved1, reserved2]);
+            _sources = version == 2;
         }
 
         public ModelBytes Varint(ulong value)
@@ -221,13 +226,17 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         }
 
         /// <summary>
-        /// One field: key and items, values (each with its length), range, the template count (<paramref name="templateCount"/>
-        /// when set, a lie; else the templates') and the templates, then the field's frequencies.
+        /// One field: key and items, (version 2) <paramref name="sourcePlusOne"/> and <paramref name="flags"/>, values (each
+        /// with its length), range, the template count (<paramref name="templateCount"/> when set, a lie; else the
+        /// templates') and the templates (a slot of width 0, a copy, written as its literal and width alone), then the
+        /// field's frequencies.
         /// </summary>
         public ModelBytes Field(ulong keyAndItems, byte[][] values, int[] frequencies, byte rangeTag = 0, long rangeMin = 0, int rangeBits = 0,
-            TemplateBytes[]? templates = null, ulong? templateCount = null)
+            TemplateBytes[]? templates = null, ulong? templateCount = null, ulong sourcePlusOne = 0, byte flags = 0)
         {
-            Varint(keyAndItems).Varint((ulong)values.Length);
+            Varint(keyAndItems);
+            if (_sources) Varint(sourcePlusOne).Raw(flags);
+            Varint((ulong)values.Length);
             foreach (byte[] value in values) Varint((ulong)value.Length).Raw(value);
             Raw(rangeTag);
             if (rangeTag != 0) Varint(Varint64.ZigZag(rangeMin)).Raw((byte)rangeBits);
@@ -237,7 +246,9 @@ public sealed class FieldModelTests(ITestOutputHelper output)
                 Varint(template.SlotCount ?? (ulong)template.Slots.Length);
                 foreach (SlotBytes slot in template.Slots)
                 {
-                    Varint((ulong)slot.Before.Length).Raw(slot.Before).Raw(slot.Width).Varint(slot.Min).Raw(slot.Bits);
+                    Varint((ulong)slot.Before.Length).Raw(slot.Before).Raw(slot.Width);
+                    if (slot.Width == 0) continue; // a copy slot: nothing more
+                    Varint(slot.Min).Raw(slot.Bits);
                     foreach (int frequency in slot.Frequencies) Varint((ulong)frequency);
                 }
                 Varint((ulong)template.Last.Length).Raw(template.Last);
@@ -272,6 +283,24 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         .Field(0 << 1, [X, Five], [2000, 2000, 96])
         .Field(1 << 1 | 1, [], [1000, 1000, 1000, 1000, 96], rangeTag: 0x06, rangeMin: 100, rangeBits: 3)
         .Field(2 << 1, [X], [1000, 500, 500, 1000, 1000, 96], rangeTag: 0x06, rangeMin: 0, rangeBits: 1, templates: [Minute, Day]);
+
+    /// <summary>The copy templates of emoji's skin tones and earthquakes' titles ({} copies the field's source).</summary>
+    private static readonly TemplateBytes Skin = TemplateBytes.Of("{}: light skin tone");
+    private static readonly TemplateBytes Quake = TemplateBytes.Of("M {1}.{1} - {}");
+
+    /// <summary>
+    /// A valid version-2 model of <see cref="SmallTable"/>: key 0 with a table of two values and no source; key 1's
+    /// items with a relative 3-bit integer range from -4 whose source is key 0; key 2 with a value and three templates
+    /// (two of them copying) whose source is key 1's items (symbols: the value, the templates, the escape).
+    /// </summary>
+    private static ModelBytes ValidSourceFields(ModelBytes bytes) => bytes.Varint(3)
+        .Field(0 << 1, [X, Five], [2000, 2000, 96])
+        .Field(1 << 1 | 1, [], [1000, 1000, 1000, 1000, 96], rangeTag: 0x06, rangeMin: -4, rangeBits: 3, sourcePlusOne: (0 << 1) + 1, flags: 1)
+        .Field(2 << 1, [X], [1000, 1000, 1000, 1000, 96], templates: [Skin, Day, Quake], sourcePlusOne: (1 << 1 | 1) + 1);
+
+    /// <summary>A version-2 model of <see cref="SmallTable"/> with one field, key 2 (source: <paramref name="sourcePlusOne"/> - 1): the value X, <paramref name="templates"/>, the escape.</summary>
+    private static ModelBytes SourceTemplateField(TemplateBytes[] templates, ulong sourcePlusOne) =>
+        new ModelBytes(version: 2).Varint(1).Field(2 << 1, [X], Spread(templates.Length + 2), templates: templates, sourcePlusOne: sourcePlusOne);
 
     /// <summary>A model of <see cref="SmallTable"/> with one field, key 2: the value X, <paramref name="templates"/>, the escape (valid frequencies for that many symbols).</summary>
     private static ModelBytes TemplateField(TemplateBytes[] templates, ulong? templateCount = null) =>
@@ -316,7 +345,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
 
     public static TheoryData<string> RefusalCases() =>
     [
-        "over 512 KiB", "under the smallest size", "wrong magic", "version 2", "reserved byte 5", "reserved byte 6", "checksum",
+        "over 512 KiB", "under the smallest size", "wrong magic", "version 3", "reserved byte 5", "reserved byte 6", "checksum",
         "field count over 2048", "field count over the bytes", "values over 1024 in a field", "values over 65536 in all",
         "fields out of order", "field repeated", "key out of the table", "items of a key out of the table",
         "value of 0 bytes", "value over 96 bytes", "value an object", "value an array", "value truncated", "value with bytes after it",
@@ -324,10 +353,14 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         "range over 48 bits", "range past the largest integer", "frequency of 0", "frequency over 4096", "frequencies over 4096 in all",
         "frequencies under 4096", "frequencies not counting the templates", "bytes after the end", "truncated body", "truncated in a template",
         "non-minimal field count",
-        "template count over 64", "template of 0 slots", "template of 17 slots", "slot 0 digits wide", "slot 19 digits wide",
+        "template count over 64", "template of 0 slots", "template of 17 slots", "slot 0 digits wide in version 1", "slot 19 digits wide",
         "slot min not under 10^width", "slot min of 19 digits", "slot over 60 bits", "slot frequency of 0", "slot frequency over 4096",
         "slot frequencies over 4096 in all", "slot frequencies under 4096", "same template twice", "same template twice, other ranges",
         "template over 256 bytes", "literal over 256 bytes", "last literal over 256 bytes",
+        // Version 2 (sources).
+        "version 2 without a source", "source key out of the table", "source items of a key out of the table", "field its own source",
+        "flags 2", "flags 0x81", "relative range without a source", "relative flag without a range", "copy slot in a field without a source",
+        "two copy slots", "copy slot in version 1", "source + 1 non-minimal", "truncated before the flags",
     ];
 
     /// <summary>Each refusal rule with bytes that break it alone (a valid XxHash32 recomputed), and the message it must give.</summary>
@@ -340,7 +373,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
             "over 512 KiB" => (new byte[512 * 1024 + 1], t, "has 524289 bytes; the limit is 524288"),
             "under the smallest size" => ("FLDM"u8.ToArray().Concat(new byte[7]).ToArray(), t, "has 11 bytes; at least 12 are needed"),
             "wrong magic" => (ValidFields(new ModelBytes(magic: "FLDN")).Build(), t, "does not start with the magic 'FLDM' (found 464C444E)"),
-            "version 2" => (ValidFields(new ModelBytes(version: 2)).Build(), t, "format version 2 is not supported"),
+            "version 3" => (ValidFields(new ModelBytes(version: 3)).Build(), t, "format version 3 is not supported"),
             "reserved byte 5" => (ValidFields(new ModelBytes(reserved1: 1)).Build(), t, "the reserved bytes are not 0"),
             "reserved byte 6" => (ValidFields(new ModelBytes(reserved2: 0x80)).Build(), t, "the reserved bytes are not 0"),
             "checksum" => (FlipLast(ValidFields(new ModelBytes()).Build()), t, "checksum mismatch"),
@@ -383,7 +416,8 @@ public sealed class FieldModelTests(ITestOutputHelper output)
                 "field 0 has 65 templates; at most 64"),
             "template of 0 slots" => (TemplateField([Day with { SlotCount = 0 }]).Build(), t, "field 0's template 0 has 0 slots; 1 to 16 allowed"),
             "template of 17 slots" => (TemplateField([Day, TemplateBytes.Of(string.Concat(Enumerable.Repeat("-{1}", 17)))]).Build(), t, "field 0's template 1 has 17 slots; 1 to 16 allowed"),
-            "slot 0 digits wide" => (TemplateField([Day.WithSlot(1, s => s with { Width = 0 })]).Build(), t, "field 0's template 0 has a slot 0 digits wide; 1 to 18 allowed"),
+            // Width 0 is a copy slot, which only a version-2 model's field with a source may have.
+            "slot 0 digits wide in version 1" => (TemplateField([Day.WithSlot(1, s => s with { Width = 0 })]).Build(), t, "field 0's template 0 has a copy slot (width 0) but the field has no source"),
             "slot 19 digits wide" => (TemplateField([Day.WithSlot(0, s => s with { Width = 19 })]).Build(), t, "field 0's template 0 has a slot 19 digits wide; 1 to 18 allowed"),
             "slot min not under 10^width" => (TemplateField([Day.WithSlot(0, s => s with { Min = 100 })]).Build(), t, "field 0's template 0 has a slot minimum 100 of more than its 2 digits"),
             "slot min of 19 digits" => (TemplateField([Day.WithSlot(0, s => s with { Width = 18, Min = 1_000_000_000_000_000_000 })]).Build(), t,
@@ -403,6 +437,31 @@ public sealed class FieldModelTests(ITestOutputHelper output)
             "template over 256 bytes" => (TemplateField([TemplateBytes.Of(new string('a', 256) + "{1}")]).Build(), t, "field 0's template 0 describes 257 bytes; at most 256"),
             "literal over 256 bytes" => (TemplateField([TemplateBytes.Of(new string('a', 257) + "{1}")]).Build(), t, "field 0's template 0 has a literal of 257 bytes"),
             "last literal over 256 bytes" => (TemplateField([Day, TemplateBytes.Of("{1}" + new string('a', 257))]).Build(), t, "field 0's template 1 has a literal of 257 bytes"),
+            // Version 2: what each field's source and flags may say.
+            "version 2 without a source" => (new ModelBytes(version: 2).Varint(1).Field(0, [X, Five], ok3).Build(), t,
+                "Field model: version 2, but no field has a source (a model without sources is version 1)"),
+            "source key out of the table" => (new ModelBytes(version: 2).Varint(1).Field(0, [X], [4095, 1], sourcePlusOne: (5 << 1) + 1).Build(), t,
+                "field 0's source names key 5; the shape table has 5 keys"),
+            "source items of a key out of the table" => (new ModelBytes(version: 2).Varint(1).Field(0, [X], [4095, 1], sourcePlusOne: (5 << 1 | 1) + 1).Build(), t,
+                "field 0's source names key 5; the shape table has 5 keys"),
+            "field its own source" => (new ModelBytes(version: 2).Varint(2).Field(0, [X], [4095, 1], sourcePlusOne: 2).Field(1 << 1 | 1, [X], [4095, 1], sourcePlusOne: (1 << 1 | 1) + 1).Build(), t,
+                "field 1 is its own source"),
+            "flags 2" => (new ModelBytes(version: 2).Varint(1).Field(0, [], [4095, 1], rangeTag: 0x06, rangeBits: 0, sourcePlusOne: 3, flags: 2).Build(), t,
+                "field 0 has flags 0x02; only 0x01 (a relative range) is defined"),
+            "flags 0x81" => (new ModelBytes(version: 2).Varint(1).Field(0, [], [4095, 1], rangeTag: 0x06, rangeBits: 0, sourcePlusOne: 3, flags: 0x81).Build(), t,
+                "field 0 has flags 0x81; only 0x01 (a relative range) is defined"),
+            "relative range without a source" => (new ModelBytes(version: 2).Varint(2).Field(0, [X], [4095, 1], sourcePlusOne: 3).Field(2, [], [4095, 1], rangeTag: 0x06, rangeBits: 0, flags: 1).Build(), t,
+                "field 1's range is relative but it has no source"),
+            "relative flag without a range" => (new ModelBytes(version: 2).Varint(1).Field(0, [X], [4095, 1], sourcePlusOne: 3, flags: 1).Build(), t,
+                "field 0's range is relative but it has no range"),
+            "copy slot in a field without a source" => (new ModelBytes(version: 2).Varint(2).Field(0, [X], [4095, 1], sourcePlusOne: 3)
+                .Field(2 << 1, [X], Spread(3), templates: [Skin]).Build(), t, "field 1's template 0 has a copy slot (width 0) but the field has no source"),
+            "two copy slots" => (SourceTemplateField([Day, TemplateBytes.Of("{} and {}")], sourcePlusOne: 1).Build(), t, "field 0's template 1 has more than one copy slot"),
+            // A copy slot written as version 2 writes it, in a version-1 model (no field has a source there).
+            "copy slot in version 1" => (TemplateField([Skin]).Build(), t, "field 0's template 0 has a copy slot (width 0) but the field has no source"),
+            "source + 1 non-minimal" => (new ModelBytes(version: 2).Varint(1).Varint(0).Raw(0x81, 0x00).Raw(0).Varint(0).Raw(0).Varint(0).Varint(4096).Build(), t,
+                "Field model: truncated, over-long or non-minimal varint at offset 9"),
+            "truncated before the flags" => (new ModelBytes(version: 2).Varint(1).Varint(0).Varint(2).Build(), t, "Field model: truncated"),
             _ => throw new ArgumentException(name),
         };
     }
@@ -441,6 +500,236 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         Assert.StartsWith("Field model", ex.Message, StringComparison.Ordinal); // never the packed stream's reader's words
         if (rule != "checksum" && bytes.Length is >= 12 and <= FieldModel.MaxSerializedLength)
             Assert.DoesNotContain("checksum", ex.Message, StringComparison.Ordinal); // the check under test fired, not the checksum
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Model version 2: sources (docs/field-model.md). Parsing, what is written, and the coder's copy slots and relative
+    // ranges on packed streams written by hand.
+
+    [Fact]
+    public void Parse_TheValidBaseOfTheSourceCases_IsAccepted_AndCanonical()
+    {
+        byte[] bytes = ValidSourceFields(new ModelBytes(version: 2)).Build();
+        FieldModel model = FieldModel.Parse(bytes, SmallTable);
+        Assert.Equal(3, model.FieldCount);
+        Assert.Equal((-1, false), (model[0].SourceKey, model[0].RangeRelative));
+        Assert.Equal((0, true, -4L), (model[1].SourceKey, model[1].RangeRelative, model[1].RangeMin));
+        Assert.Equal((1 << 1 | 1, false), (model[2].SourceKey, model[2].RangeRelative));
+        // Two distinct source keys: key 0 (slot 0) and key 1's items (slot 1), in ascending order of the key.
+        Assert.Equal(2, model.SourceCount);
+        Assert.Equal((0, -1, 1, -1), (model.SourceSlotOf(0, items: false), model.SourceSlotOf(0, items: true), model.SourceSlotOf(1, items: true), model.SourceSlotOf(2, items: false)));
+        // The copy slot: width 0, not counted in the template's length (its bytes are the source's).
+        Assert.Equal(["{0}: light skin tone", "Jun {2} {4}", "M {1}.{1} - {0}"], model[2].Templates.Select(Pattern));
+        Assert.Equal((0, -1, 2), (model[2].Templates[0].CopySlot, model[2].Templates[1].CopySlot, model[2].Templates[2].CopySlot));
+        Assert.Equal([17, 11, 8], model[2].Templates.Select(t => t.Length));
+        Assert.Equal(bytes, model.Serialize());
+        Assert.Equal(bytes, FieldModel.Create(SmallTable, Definitions(model)).Serialize());
+    }
+
+    [Fact]
+    public void Serialize_WithoutSources_WritesVersion1_WithASource_Version2()
+    {
+        // Version-1 readers keep reading every model written without sources: the writer uses version 2 only when a field has one.
+        byte[] v1 = ValidFields(new ModelBytes()).Build();
+        FieldModel plain = FieldModel.Parse(v1, SmallTable);
+        List<FieldModel.FieldDefinition> definitions = Definitions(plain);
+        Assert.All(definitions, d => Assert.Equal((-1, false), (d.Source, d.RangeRelative)));
+        byte[] written = FieldModel.Create(SmallTable, definitions).Serialize();
+        Assert.Equal(FieldModel.FormatVersion, written[4]);
+        Assert.Equal(v1, written);
+        // One field with a source makes it version 2, each field with its source + 1 and flags after its key.
+        definitions[2] = definitions[2] with { Source = 0 };
+        byte[] sourced = FieldModel.Create(SmallTable, definitions).Serialize();
+        Assert.Equal(FieldModel.SourcesFormatVersion, sourced[4]);
+        Assert.Equal(v1.Length - 4 + 2 * 3, sourced.Length - 4);
+        Assert.Equal(0, FieldModel.Parse(sourced, SmallTable)[2].SourceKey);
+    }
+
+    /// <summary>
+    /// A table for the coder's source cases: shape 1 (keys 0-6) label, title, time, updated, skins, names, note; shape 2
+    /// (keys 7-8), a skin: label, tone. Its packed streams are written by hand (<see cref="Root"/>), so any tag may stand anywhere.
+    /// </summary>
+    private static readonly ShapeTable SourceTable = ShapeTable.Create(DocumentKind.Json,
+        [[.. new[] { "label", "title", "time", "updated", "skins", "names", "note" }.Select(Encoding.ASCII.GetBytes)], ["label"u8.ToArray(), "tone"u8.ToArray()]]);
+
+    private static FieldModel.TemplateDefinition CopyTemplate(string before, string after) =>
+        new([Encoding.ASCII.GetBytes(before), Encoding.ASCII.GetBytes(after)], [0], [0], [0], [[1]]);
+
+    /// <summary>
+    /// The model of <see cref="SourceTable"/>: title (1) copies label (0): "{}: light skin tone" or "M {1}.{1} - {}";
+    /// updated (3) is int64 (0x07) counted from time's (2) latest number, min -8, 20 bits; note (6) copies the latest of
+    /// names' items (5[]): "see {}"; a skin's label (7) copies the document's label (0): "{}: light skin tone".
+    /// </summary>
+    private static readonly Lazy<FieldCoder> SourceCoder = new(() =>
+    {
+        FieldModel.TemplateDefinition quake = new([Encoding.ASCII.GetBytes("M "), Encoding.ASCII.GetBytes("."), Encoding.ASCII.GetBytes(" - "), []],
+            [1, 1, 0], [0, 0, 0], [4, 4, 0], [[1, 1, 1, 1, 1], [1, 1, 1, 1, 1], [1]]);
+        List<FieldModel.FieldDefinition> fields =
+        [
+            new(1, false, [], 0, 0, 0, [4, 4, 1]) { Source = 0, Templates = [CopyTemplate("", ": light skin tone"), quake] },
+            new(3, false, [], PackedTag.Int64, -8, 20, [.. Enumerable.Repeat(4L, 21), 1]) { Source = 2 << 1, RangeRelative = true },
+            new(6, false, [], 0, 0, 0, [4, 1]) { Source = 5 << 1 | 1, Templates = [CopyTemplate("see ", "")] },
+            new(7, false, [], 0, 0, 0, [4, 1]) { Source = 0, Templates = [CopyTemplate("", ": light skin tone")] },
+        ];
+        FieldModel model = FieldModel.Create(SourceTable, fields);
+        Assert.Equal(FieldModel.SourcesFormatVersion, model.Serialize()[4]);
+        return new FieldCoder(SourceTable, model);
+    });
+
+    private static byte[] Str(string s) => [(byte)(PackedTag.ShortString + Encoding.UTF8.GetByteCount(s)), .. Encoding.UTF8.GetBytes(s)];
+
+    private static byte[] Num(byte tag, long value)
+    {
+        byte[] v = new byte[11];
+        v[0] = tag;
+        Varint64.TryWrite(v.AsSpan(1), Varint64.ZigZag(value), out int n);
+        return v[..(1 + n)];
+    }
+
+    private static readonly byte[] Nil = [PackedTag.Null];
+
+    private static byte[] Arr(params byte[][] items) => [PackedTag.Array, (byte)items.Length, .. items.SelectMany(i => i)];
+
+    /// <summary>A skin: an object of shape 2 (label, tone).</summary>
+    private static byte[] Skin2(byte[] label, byte[] tone) => [PackedTag.Object, 2, .. label, .. tone];
+
+    /// <summary>The packed stream of a root object of shape 1: label, title, time, updated, skins, names, note (null where not given).</summary>
+    private static byte[] Root(byte[]? label = null, byte[]? title = null, byte[]? time = null, byte[]? updated = null, byte[]? skins = null, byte[]? names = null, byte[]? note = null) =>
+        [1, .. label ?? Nil, .. title ?? Nil, .. time ?? Nil, .. updated ?? Nil, .. skins ?? Nil, .. names ?? Nil, .. note ?? Nil];
+
+    /// <summary>Splits <paramref name="packed"/>, joins it back (asserting the same bytes) and returns the residual and the symbol stream.</summary>
+    private static (byte[] Residual, byte[] Symbols) SplitJoin(FieldCoder coder, byte[] packed)
+    {
+        byte[] residual = new byte[packed.Length];
+        var symbols = new RansEncoder();
+        Assert.True(coder.TrySplit(packed, residual, out int length, symbols));
+        byte[] stream = symbols.Encode().ToArray();
+        byte[] joined = new byte[packed.Length];
+        int written = coder.Join(residual.AsSpan(0, length), stream, joined);
+        Assert.Equal(Convert.ToHexString(packed), Convert.ToHexString(joined, 0, written));
+        return (residual[..length], stream);
+    }
+
+    private static bool Holds(byte[] bytes, byte[] token) => bytes.AsSpan().IndexOf(token) >= 0;
+
+    public static TheoryData<string> SourceRoundTrips() =>
+    [
+        "copied", "copied, with digit runs before it", "source missing", "source empty", "source short", "source of 3 bytes",
+        "source a number", "source an object", "array source missing", "source text twice in the string", "source text first where no template fits",
+        "source with digits, inside its copy", "copies inside an array of objects", "latest of an array's items", "not the latest of an array's items",
+        "relative", "relative from another numeric tag", "relative below its minimum", "relative of another tag", "relative without a number",
+        "relative from a string", "relative wrapping past the largest", "relative wrapping past the smallest", "relative from the largest to the smallest",
+        "relative too far", "every case in one document",
+    ];
+
+    /// <summary>Each case's packed stream, and the values that must be coded (absent from the residual) and escaped (there as they stand).</summary>
+    private static (byte[] Packed, byte[][] Coded, byte[][] Escaped) SourceCase(string name)
+    {
+        const string Tone = ": light skin tone";
+        byte[] I64(long v) => Num(PackedTag.Int64, v);
+        return name switch
+        {
+            "copied" => (Root(Str("Waving hand"), Str("Waving hand" + Tone)), [Str("Waving hand" + Tone)], []),
+            "copied, with digit runs before it" => (Root(Str("12km SW of Town"), Str("M 1.2 - 12km SW of Town")), [Str("M 1.2 - 12km SW of Town")], [Str("12km SW of Town")]),
+            "source missing" => (Root(Nil, Str("Waving hand" + Tone)), [], [Str("Waving hand" + Tone)]),
+            "source empty" => (Root(Str(""), Str(Tone)), [], [Str(Tone)]),
+            "source short" => (Root(Str("ab"), Str("ab" + Tone)), [], [Str("ab" + Tone)]),
+            "source of 3 bytes" => (Root(Str("abc"), Str("abc" + Tone)), [Str("abc" + Tone)], []),
+            "source a number" => (Root(Num(PackedTag.Integer, 123), Str("123" + Tone)), [], [Str("123" + Tone)]),
+            "source an object" => (Root([PackedTag.Object, 2, .. Str("abc"), .. Nil], Str("abc" + Tone)), [], [Str("abc" + Tone)]),
+            "array source missing" => (Root(note: Str("see abc")), [], [Str("see abc")]),
+            // The first occurrence is the copy; the second stays in the literal.
+            "source text twice in the string" => (Root(Str("tone"), Str("tone" + Tone)), [Str("tone" + Tone)], []),
+            // "2 - 12km" first occurs after "M 1.": no template of that split; digit runs alone fit none either: an escape.
+            "source text first where no template fits" => (Root(Str("2 - 12km"), Str("M 1.2 - 12km")), [], [Str("M 1.2 - 12km")]),
+            "source with digits, inside its copy" => (Root(Str("007 x"), Str("M 9.9 - 007 x")), [Str("M 9.9 - 007 x")], []),
+            "copies inside an array of objects" => (Root(Str("Thumbs up"), skins: Arr(Skin2(Str("Thumbs up" + Tone), Nil), Skin2(Str("Thumbs up" + Tone), Str("x")), Skin2(Str("Thumbs" + Tone), Nil))),
+                [Str("Thumbs up" + Tone)], [Str("Thumbs" + Tone)]),
+            "latest of an array's items" => (Root(names: Arr(Str("abc"), Str("defgh")), note: Str("see defgh")), [Str("see defgh")], []),
+            "not the latest of an array's items" => (Root(names: Arr(Str("abc"), Str("defgh")), note: Str("see abc")), [], [Str("see abc")]),
+            "relative" => (Root(time: I64(1_700_000_000_000), updated: I64(1_700_000_012_345)), [I64(1_700_000_012_345)], []),
+            "relative from another numeric tag" => (Root(time: Num(PackedTag.DateTime, 1_700_000_000_000), updated: I64(1_700_000_000_000)), [I64(1_700_000_000_000)], []),
+            "relative below its minimum" => (Root(time: I64(1000), updated: I64(991)), [], [I64(991)]),
+            "relative of another tag" => (Root(time: I64(1000), updated: Num(PackedTag.Integer, 1005)), [], [Num(PackedTag.Integer, 1005)]),
+            "relative without a number" => (Root(time: Nil, updated: I64(1005)), [], [I64(1005)]),
+            "relative from a string" => (Root(time: Str("1000"), updated: I64(1005)), [], [I64(1005)]),
+            // Offsets modulo 2^64: long.MaxValue + 4 is long.MinValue + 3; long.MinValue - 8 + 7 is long.MaxValue.
+            "relative wrapping past the largest" => (Root(time: I64(long.MaxValue), updated: I64(long.MinValue + 3)), [I64(long.MinValue + 3)], []),
+            "relative wrapping past the smallest" => (Root(time: I64(long.MinValue), updated: I64(long.MaxValue)), [I64(long.MaxValue)], []),
+            "relative from the largest to the smallest" => (Root(time: I64(long.MaxValue), updated: I64(long.MinValue)), [I64(long.MinValue)], []),
+            "relative too far" => (Root(time: I64(long.MinValue), updated: I64(long.MinValue + (1 << 20))), [], [I64(long.MinValue + (1 << 20))]),
+            "every case in one document" => (Root(Str("12km SW of Town"), Str("M 4.5 - 12km SW of Town"), I64(-5), I64(long.MaxValue),
+                Arr(Skin2(Str("12km SW of Town" + Tone), Nil)), Arr(Str("x"), Str("yyy")), Str("see yyy")),
+                [Str("M 4.5 - 12km SW of Town"), Str("12km SW of Town" + Tone), Str("see yyy")], [I64(long.MaxValue)]),
+            _ => throw new ArgumentException(name),
+        };
+    }
+
+    [Theory]
+    [MemberData(nameof(SourceRoundTrips))]
+    public void Sources_SplitAndJoin_GiveBackTheBytes_CodingWhatTheSourceAllows(string name)
+    {
+        (byte[] packed, byte[][] coded, byte[][] escaped) = SourceCase(name);
+        (byte[] residual, byte[] symbols) = SplitJoin(SourceCoder.Value, packed);
+        foreach (byte[] token in coded) Assert.False(Holds(residual, token), $"{name}: {Convert.ToHexString(token)} is coded, not in the residual");
+        foreach (byte[] token in escaped) Assert.True(Holds(residual, token), $"{name}: {Convert.ToHexString(token)} is escaped, in the residual");
+        Assert.NotEmpty(symbols); // title, updated and note are fields in every document: coded or escaped, a symbol each
+    }
+
+    public static TheoryData<string> SourceCorruptions() =>
+    [
+        "copy: source null", "copy: source a number", "copy: source an object", "relative: source null", "relative: source a string", "relative: source an array",
+    ];
+
+    [Theory]
+    [MemberData(nameof(SourceCorruptions))]
+    public void Sources_ACopyOrARelativeValue_WhereTheDocumentHasNoSuchLatestValue_IsRefused(string name)
+    {
+        // The symbols of a document whose title copies its label and whose updated counts from its time, joined with its
+        // residual where the label or the time is something else: the symbol stream is right, the source is not there.
+        FieldCoder coder = SourceCoder.Value;
+        byte[] label = Str("Waving hand"), time = Num(PackedTag.Int64, 1_700_000_000_000);
+        byte[] packed = Root(label, Str("Waving hand: light skin tone"), time, Num(PackedTag.Int64, 1_700_000_000_100));
+        (byte[] residual, byte[] symbols) = SplitJoin(coder, packed);
+        bool copy = name.StartsWith("copy", StringComparison.Ordinal);
+        byte[] replaced = copy ? label : time;
+        byte[] by = name[(name.IndexOf(": source ", StringComparison.Ordinal) + 9)..] switch
+        {
+            "null" => Nil,
+            "a number" => Num(PackedTag.Integer, 5),
+            "a string" => Str("1700000000000"),
+            "an object" => [PackedTag.Object, 0, 1, 1, (byte)'k', .. Str("Waving hand")], // inline keys: no field inside
+            "an array" => Arr(time),
+            var other => throw new ArgumentException(other),
+        };
+        int at = residual.AsSpan().IndexOf(replaced);
+        Assert.True(at > 0);
+        byte[] lying = [.. residual[..at], .. by, .. residual[(at + replaced.Length)..]];
+        var ex = Assert.Throws<InvalidDataException>(() => coder.Join(lying, symbols, new byte[4 * packed.Length]));
+        Assert.Contains(copy ? "a template copies the field's source, which the document has not had as a string before it"
+            : "a relative range's value where the document has no number at the field's source before it", ex.Message, StringComparison.Ordinal);
+        // The latest value is none again at the start of each document: after this refusal, the right residual still joins.
+        byte[] joined = new byte[packed.Length];
+        Assert.Equal(packed.Length, coder.Join(residual, symbols, joined));
+        Assert.Equal(packed, joined);
+        Assert.Throws<InvalidDataException>(() => coder.Join(lying, symbols, new byte[4 * packed.Length]));
+    }
+
+    [Fact]
+    public void Sources_AnObjectAtTheSourceKey_LeavesNoLatestValue_EvenWhenItHeldTheKeyItself()
+    {
+        // Shape 1 is (a, t); a holds an object of shape 1 again. t copies a's latest string ("{}!"). The inner a is a
+        // string, the inner t copies it; then the outer a, an object, is complete: the latest value of a is none (the
+        // object), not the inner string, so the outer t cannot copy and is escaped.
+        ShapeTable table = ShapeTable.Create(DocumentKind.Json, [["a"u8.ToArray(), "t"u8.ToArray()]]);
+        FieldModel model = FieldModel.Create(table, [new(1, false, [], 0, 0, 0, [4, 1]) { Source = 0, Templates = [CopyTemplate("", "!")] }]);
+        var coder = new FieldCoder(table, model);
+        byte[] inner = [PackedTag.Object, 1, .. Str("abcdef"), .. Str("abcdef!")];
+        (byte[] residual, _) = SplitJoin(coder, [1, .. inner, .. Str("abcdef!")]);
+        Assert.Equal([1, PackedTag.Object, 1, .. Str("abcdef"), .. Str("abcdef!")], residual);
+        // The same with an array at the source key: an array of strings is no string, whatever its items were.
+        (residual, _) = SplitJoin(coder, [1, .. Arr(Str("abcdef")), .. Str("abcdef!")]);
+        Assert.True(Holds(residual, Str("abcdef!")));
     }
 
     [Fact]
