@@ -5,6 +5,7 @@
 const { hash32 } = require('../hash');
 const { corrupt, InvalidDataError } = require('../errors');
 const { PackedReader, Writer, MAX_DEPTH } = require('./packed');
+const { read64 } = require('../varint');
 
 const SCALE_BITS = 12, SCALE_TOTAL = 4096, RANS_LOW = 65536;
 const MAX_FIELDS = 2048, MAX_VALUES_PER_FIELD = 1024, MAX_VALUES = 65536, MAX_VALUE_LENGTH = 96, MAX_RANGE_BITS = 48;
@@ -88,7 +89,8 @@ function templateKey(literals, widths) {
   return key;
 }
 
-function readTemplate(reader, f, t) {
+function readTemplate(reader, f, t, copies) {
+  let copySlot = -1;
   const slots = bigVarint(reader);
   if (slots === 0n || slots > BigInt(MAX_SLOTS)) corrupt(`Field model: field ${f}'s template ${t} has ${slots} slots; 1 to ${MAX_SLOTS} allowed.`);
   const k = Number(slots);
@@ -101,7 +103,18 @@ function readTemplate(reader, f, t) {
     length += Number(literalLength);
     if (s === k) break;
     const width = reader.byte();
-    if (width === 0 || width > MAX_SLOT_WIDTH) corrupt(`Field model: field ${f}'s template ${t} has a slot ${width} digits wide; 1 to ${MAX_SLOT_WIDTH} allowed.`);
+    if (width === 0) {
+      // Version 2: the copy slot, which writes the field's source's latest string; nothing more follows it.
+      if (!copies) corrupt(`Field model: field ${f}'s template ${t} has a copy slot (width 0) but the field has no source.`);
+      if (copySlot >= 0) corrupt(`Field model: field ${f}'s template ${t} has more than one copy slot.`);
+      copySlot = s;
+      widths.push(0);
+      mins.push(0n);
+      bits.push(0);
+      cumulative.push(null);
+      continue;
+    }
+    if (width > MAX_SLOT_WIDTH) corrupt(`Field model: field ${f}'s template ${t} has a slot ${width} digits wide; 1 to ${MAX_SLOT_WIDTH} allowed.`);
     widths.push(width);
     length += width;
     const min = bigVarint(reader);
@@ -114,15 +127,16 @@ function readTemplate(reader, f, t) {
   }
   if (length > MAX_TEMPLATE_LENGTH) corrupt(`Field model: field ${f}'s template ${t} describes ${length} bytes; at most ${MAX_TEMPLATE_LENGTH}.`);
   return {
-    literals, widths, mins, bits, cumulative, length,
-    symbolOf: cumulative.map(symbolTable),
+    literals, widths, mins, bits, cumulative, length, copySlot,
+    symbolOf: cumulative.map((c) => (c ? symbolTable(c) : null)),
     minNumbers: mins.map((m) => (m < 2n ** 52n ? Number(m) : null)),
   };
 }
 
 class FieldModel {
-  constructor(fields) {
+  constructor(fields, sourceKeys = new Set()) {
     this.fields = fields;
+    this.sourceKeys = sourceKeys; // key * 2 + items of every field's source (version 2)
     this.byField = new Map(); // key * 2 + items -> field
     for (const f of fields) this.byField.set(f.key * 2 + (f.items ? 1 : 0), f);
   }
@@ -131,7 +145,7 @@ class FieldModel {
     if (bytes.length > MAX_SERIALIZED) corrupt(`Field model has ${bytes.length} bytes; the limit is ${MAX_SERIALIZED}.`);
     if (bytes.length < 12) corrupt(`Field model has ${bytes.length} bytes; at least 12 are needed.`);
     if (bytes.toString('latin1', 0, 4) !== 'FLDM') corrupt(`Field model does not start with the magic 'FLDM' (found ${bytes.toString('hex', 0, 4).toUpperCase()}).`);
-    if (bytes[4] !== 1) corrupt(`Field model format version ${bytes[4]} is not supported; this reader knows version 1.`);
+    if (bytes[4] !== 1 && bytes[4] !== 2) corrupt(`Field model format version ${bytes[4]} is not supported; this reader knows versions 1 and 2.`);
     if (bytes[5] !== 0 || bytes[6] !== 0) corrupt('Field model: the reserved bytes are not 0.');
     const body = bytes.subarray(0, bytes.length - 4);
     const stored = bytes.readUInt32LE(bytes.length - 4), actual = hash32(body);
@@ -146,6 +160,8 @@ class FieldModel {
 
   static parseBody(body, table) {
     const reader = new PackedReader(body);
+    const sources = body[4] === 2; // version 2: per field a source and flags; copy slots
+    const sourceKeys = new Set();
     reader.bytes(7);
     const fieldCount = bigVarint(reader);
     if (fieldCount > BigInt(MAX_FIELDS) || fieldCount > BigInt(reader.remaining)) corrupt(`Field model: ${fieldCount} fields; at most ${MAX_FIELDS} allowed, each taking bytes.`);
@@ -156,6 +172,17 @@ class FieldModel {
       if (keyAndItems >= BigInt(table.totalKeys) * 2n) corrupt(`Field model: field ${f} names key ${keyAndItems >> 1n}; the shape table has ${table.totalKeys} keys.`);
       if (keyAndItems <= previous) corrupt(`Field model: field ${f} is out of order or repeated.`);
       previous = keyAndItems;
+      let source = -1, relative = false;
+      if (sources) {
+        const sourcePlusOne = bigVarint(reader);
+        if (sourcePlusOne > BigInt(table.totalKeys) * 2n) corrupt(`Field model: field ${f}'s source names key ${(sourcePlusOne - 1n) >> 1n}; the shape table has ${table.totalKeys} keys.`);
+        source = Number(sourcePlusOne) - 1;
+        if (BigInt(source) === keyAndItems) corrupt(`Field model: field ${f} is its own source.`);
+        const flags = reader.byte();
+        if (flags > 1) corrupt(`Field model: field ${f} has flags 0x${flags.toString(16).padStart(2, '0')}; only 0x01 (a relative range) is defined.`);
+        relative = flags === 1;
+        if (relative && source < 0) corrupt(`Field model: field ${f}'s range is relative but it has no source.`);
+      }
       const valueCount = bigVarint(reader);
       if (valueCount > BigInt(MAX_VALUES_PER_FIELD) || BigInt(totalValues) + valueCount > BigInt(MAX_VALUES)) corrupt(`Field model: field ${f} has ${valueCount} values; at most ${MAX_VALUES_PER_FIELD} a field and ${MAX_VALUES} in all.`);
       const values = [];
@@ -181,15 +208,16 @@ class FieldModel {
         if (rangeBits > MAX_RANGE_BITS) corrupt(`Field model: field ${f}'s range has ${rangeBits} bits; at most ${MAX_RANGE_BITS}.`);
         if (rangeMin > INT64_MAX - ((1n << BigInt(rangeBits)) - 1n)) corrupt(`Field model: field ${f}'s range passes the largest 64-bit integer.`);
         if (values.length + rangeBits + 2 > SCALE_TOTAL) corrupt(`Field model: field ${f} has more symbols than ${SCALE_TOTAL}.`);
-      }
+      } else if (relative) corrupt(`Field model: field ${f}'s range is relative but it has no range.`);
       const templateCount = bigVarint(reader);
       if (templateCount > BigInt(MAX_TEMPLATES)) corrupt(`Field model: field ${f} has ${templateCount} templates; at most ${MAX_TEMPLATES}.`);
       const templates = [];
-      for (let t = 0; t < Number(templateCount); t++) templates.push(readTemplate(reader, f, t));
+      for (let t = 0; t < Number(templateCount); t++) templates.push(readTemplate(reader, f, t, source >= 0));
       const buckets = rangeTag !== 0 ? rangeBits + 1 : 0;
       const symbols = values.length + buckets + templates.length + 1;
       if (symbols > SCALE_TOTAL) corrupt(`Field model: field ${f} has more symbols than ${SCALE_TOTAL}.`);
       const cumulative = readFrequencies(reader, symbols, `field ${f}`);
+      if (source >= 0) sourceKeys.add(source);
       const keys = new Set();
       templates.forEach((tp, t) => {
         const k = templateKey(tp.literals, tp.widths);
@@ -200,10 +228,13 @@ class FieldModel {
         key: Number(keyAndItems >> 1n), items: (keyAndItems & 1n) === 1n, values, rangeTag, rangeMin, rangeBits, buckets, templates, cumulative,
         symbolOf: symbolTable(cumulative),
         rangeMinNumber: rangeMin > -(2n ** 52n) && rangeMin < 2n ** 52n ? Number(rangeMin) : null,
+        source, relative,
       });
     }
     if (reader.remaining !== 0) corrupt(`Field model: ${reader.remaining} bytes after the end of the model (offset ${reader.at}).`);
-    return new FieldModel(fields);
+    // Canonical: a model without sources is written as version 1.
+    if (sources && sourceKeys.size === 0) corrupt('Field model: version 2, but no field has a source (a model without sources is version 1).');
+    return new FieldModel(fields, sourceKeys);
   }
 }
 
@@ -315,20 +346,32 @@ function join(table, model, residual, stream, capacity) {
   const r = new PackedReader(residual, 'Residual');
   const w = new Writer(capacity);
   const symbols = new RansDecoder(stream);
+  // Version 2: per source key, its latest value in this document (a string's place in the output, or a number), once whole.
+  const latest = model.sourceKeys.size > 0 ? new Map() : null;
 
   const lowBits = (b) => (b === 0 ? 0n : (1n << BigInt(b - 1)) | symbols.bits(b - 1));
   // u of bit length b as a Number (b at most 49): 2^(b-1) plus its b - 1 low bits.
   const lowNumber = (b) => (b === 0 ? 0 : 2 ** (b - 1) + symbols.bitsNumber(b - 1));
 
-  const template = (tp) => {
-    if (tp.length <= 223) w.byte(0x20 + tp.length);
+  const template = (f, tp) => {
+    let length = tp.length, copy = null;
+    if (tp.copySlot >= 0) {
+      copy = latest.get(f.source);
+      if (!copy || copy.kind !== 'string') corrupt('Field stream: a template copies the field\'s source, which the document has not had as a string before it.');
+      length += copy.end - copy.start;
+    }
+    if (length <= 223) w.byte(0x20 + length);
     else {
       w.byte(0x05);
-      writeVarint(w, tp.length);
+      writeVarint(w, length);
     }
     for (let s = 0; ; s++) {
       w.bytes(tp.literals[s]);
       if (s === tp.widths.length) break;
+      if (s === tp.copySlot) {
+        w.copy(w.out, copy.start, copy.end);
+        continue;
+      }
       const c = tp.cumulative[s];
       const b = symbols.symbol(c, tp.symbolOf[s]);
       const width = tp.widths[s];
@@ -353,6 +396,14 @@ function join(table, model, residual, stream, capacity) {
     }
     const bucket = symbol - f.values.length;
     if (bucket < f.buckets) {
+      if (f.relative) {
+        const last = latest.get(f.source);
+        if (!last || last.kind !== 'number') corrupt('Field stream: a relative range\'s value where the document has no number at the field\'s source before it.');
+        const value = BigInt.asIntN(64, last.value + f.rangeMin + lowBits(bucket));
+        w.byte(f.rangeTag);
+        writeVarint(w, BigInt.asUintN(64, (value << 1n) ^ (value >> 63n)));
+        return true;
+      }
       if (f.rangeMinNumber !== null) {
         // |min| < 2^52 and u < 2^48: the value is below 2^53 in magnitude and its zigzag (below 2^54, even when the
         // value is positive, under 2^53 when negative) exact.
@@ -368,13 +419,36 @@ function join(table, model, residual, stream, capacity) {
     }
     const t = bucket - f.buckets;
     if (t < f.templates.length) {
-      template(f.templates[t]);
+      template(f, f.templates[t]);
       return true;
     }
     return false; // the escape
   };
 
   const value = (key, items, depth) => {
+    if (latest !== null && key >= 0 && model.sourceKeys.has(key * 2 + (items ? 1 : 0))) {
+      // A source key: none from its start (nothing inside an object or array there sees an older value), then its value
+      // once whole, when it is a string or a number.
+      const k = key * 2 + (items ? 1 : 0);
+      latest.delete(k);
+      const start = w.at;
+      valueOf(key, items, depth);
+      latest.delete(k);
+      const out = w.out;
+      if (scalarLength(out.subarray(0, w.at), start) !== w.at - start) return;
+      const tag = out[start];
+      if (tag >= 0x20) latest.set(k, { kind: 'string', start: start + 1, end: w.at });
+      else if (tag === 0x05) latest.set(k, { kind: 'string', start: start + 1 + varintLength(out, start + 1), end: w.at });
+      else if (isRangeTag(tag)) {
+        const u = read64(out.subarray(0, w.at), start + 1);
+        if (u !== null) latest.set(k, { kind: 'number', value: BigInt.asIntN(64, (u[0] >> 1n) ^ -(u[0] & 1n)) });
+      }
+      return;
+    }
+    valueOf(key, items, depth);
+  };
+
+  const valueOf = (key, items, depth) => {
     if (key >= 0) {
       const f = model.byField.get(key * 2 + (items ? 1 : 0));
       if (f !== undefined && decode(f)) return;
