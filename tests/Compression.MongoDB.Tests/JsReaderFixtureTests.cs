@@ -33,6 +33,7 @@ internal sealed class PhasePlain;
 internal sealed class PhaseShapes;
 internal sealed class PhaseFields;
 internal sealed class PhaseTableOnly;
+internal sealed class PhaseSources;
 #pragma warning restore CA1812
 
 /// <summary>
@@ -40,7 +41,7 @@ internal sealed class PhaseTableOnly;
 /// through the real <c>MongoClient</c> into one collection, by engines of every setting in turn, sharing one dictionary store:
 /// every codec without a dictionary, format v1 with a plain dictionary (BinData 0x80), format v2 with a shape table
 /// (codec 7), format v3 with a field model (codec 8), and the same record written as codec 7 by a client with
-/// <c>ModelFields</c> off; three dictionary versions. Then dumps the stored raw documents, what each must decode to (the
+/// <c>ModelFields</c> off, then records whose field model has sources (field model version 2); four dictionary versions. Then dumps the stored raw documents, what each must decode to (the
 /// document's own BSON, which the serializer reads back as it), the dictionary documents of
 /// <c>_compression.dictionaries</c>, and the same records in a <see cref="FileDictionaryStore"/> folder. The folder is
 /// <c>COMPRESSION_JS_FIXTURE</c>, or clients/js/test/fixtures/generated in the repository (ignored by git); the JS tests
@@ -53,7 +54,7 @@ public sealed class JsReaderFixtureTests(MongoFixture fixture) : IClassFixture<M
     private static readonly string[] Codecs = ["Stored", "Zstd", "Lz4", "Snappy", "Deflate", "Brotli", "Gzip"];
 
     [Fact]
-    public async Task WriteFixture_EveryCodecFormatAndThreeDictionaryVersions_DumpedForTheJavaScriptReader()
+    public async Task WriteFixture_EveryCodecFormatFieldModelVersionAndFourDictionaryVersions_DumpedForTheJavaScriptReader()
     {
         string folder = Environment.GetEnvironmentVariable("COMPRESSION_JS_FIXTURE") is { Length: > 0 } configured
             ? Path.GetFullPath(configured)
@@ -99,6 +100,10 @@ public sealed class JsReaderFixtureTests(MongoFixture fixture) : IClassFixture<M
         await WriteAsync<PhaseTableOnly>(db.Database, store, ns, written, random, 20, o => o.Dictionary.ModelFields = false,
             (r, _) => FieldDocument(r), train: false, tag: "v3-table-only");
 
+        // Records whose fields copy and count from others (a title holding the place, an update time near the event's):
+        // a field model of version 2, with sources (version 4).
+        await WriteAsync<PhaseSources>(db.Database, store, ns, written, random, 30, _ => { }, (r, _) => QuakeDocument(r), train: true, tag: "v3-sources");
+
         // The stored documents, as the server holds them, and the plain documents they must decode to.
         var raw = db.Database.GetCollection<RawBsonDocument>(Collection);
         var stored = await raw.Find(FilterDefinition<RawBsonDocument>.Empty).ToListAsync();
@@ -128,21 +133,26 @@ public sealed class JsReaderFixtureTests(MongoFixture fixture) : IClassFixture<M
         }
         var files = new FileDictionaryStore(Path.Combine(folder, "files"));
         var versions = new List<int>();
+        var modelVersions = new List<int>();
         await foreach (DictionaryRecord record in store.ListAsync(ns))
         {
             await files.PublishAsync(record);
             versions.Add(record.Version);
+            int model = record.Shapes.Span.IndexOf("FLDM"u8);
+            modelVersions.Add(model < 0 ? 0 : record.Shapes.Span[model + 4]);
         }
         await File.WriteAllTextAsync(Path.Combine(folder, "manifest.json"), JsonSerializer.Serialize(new
         {
             @namespace = ns,
             documents = stored.Count,
             dictionaryVersions = versions,
+            fieldModelVersions = modelVersions,
             envelopes = codecs,
         }, new JsonSerializerOptions { WriteIndented = true }));
 
         // What the fixture must hold for the JavaScript tests to mean something.
-        Assert.Equal([1, 2, 3], versions);
+        Assert.Equal([1, 2, 3, 4], versions);
+        Assert.Equal([0, 0, 1, 2], modelVersions); // none, a table alone, a field model, a field model with sources
         foreach (string codec in Codecs.Skip(1)) Assert.Contains(codecs.Keys, k => k.StartsWith($"V3/{codec}/0x81", StringComparison.Ordinal));
         Assert.Contains(codecs.Keys, k => k.StartsWith("V1/Zstd/0x80/dictionary", StringComparison.Ordinal));
         Assert.Contains(codecs.Keys, k => k.StartsWith("V2/PackedZstd/0x81", StringComparison.Ordinal));
@@ -213,6 +223,20 @@ public sealed class JsReaderFixtureTests(MongoFixture fixture) : IClassFixture<M
     {
         string[] stations = ["north-gate", "river-bank", "hill-top", "airport"];
         string json = $$"""{"station":"{{stations[random.Next(stations.Length)]}}","date":"2001/{{random.Next(1, 13):00}}/{{random.Next(1, 29):00}} {{random.Next(0, 24):00}}:{{random.Next(0, 60):00}}","delay":{{random.Next(-20, 200)}},"ok":{{(random.Next(2) == 0 ? "true" : "false")}},"tags":["a","b"]}""";
+        return System.Text.Encoding.UTF8.GetBytes(json);
+    }
+
+    /// <summary>Earthquake-like records: the title repeats the place, the update time follows the event's time.</summary>
+    private static byte[] QuakeDocument(Random random)
+    {
+        string[] towns = ["Ridgecrest, CA", "Anza, CA", "Petrolia, CA", "Pahala, HI", "Cantwell, Alaska"];
+        string[] directions = ["N", "NE", "E", "SE", "S", "SW", "W", "NW"];
+        long time = 1_700_000_000_000L + random.Next(0, 1_000_000_000);
+        string place = $"{random.Next(1, 60)}km {directions[random.Next(directions.Length)]} of {towns[random.Next(towns.Length)]}";
+        string mag = (random.Next(5, 60) / 10.0).ToString("0.0", System.Globalization.CultureInfo.InvariantCulture);
+        long updated = time + random.Next(60_000, 5_000_000);
+        string json = "{\"mag\":" + mag + ",\"place\":\"" + place + "\",\"time\":" + time.ToString(System.Globalization.CultureInfo.InvariantCulture)
+            + ",\"updated\":" + updated.ToString(System.Globalization.CultureInfo.InvariantCulture) + ",\"title\":\"M " + mag + " - " + place + "\"}";
         return System.Text.Encoding.UTF8.GetBytes(json);
     }
 

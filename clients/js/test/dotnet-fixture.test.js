@@ -2,7 +2,8 @@
 
 // A collection written by the .NET serializer through the real MongoClient (tests/Compression.MongoDB.Tests/
 // JsReaderFixtureTests.cs): every stored document decodes to exactly the BSON the serializer reads back, with the
-// dictionaries read from the raw documents of _compression.dictionaries and from a FileDictionaryStore folder.
+// dictionaries read from the raw documents of _compression.dictionaries and from a FileDictionaryStore folder. Its last
+// dictionary's field model has sources (FLDM version 2: a title copying the place, an update time relative to the event's).
 // test/fixtures/dotnet is a committed copy; test/fixtures/generated (or COMPRESSION_JS_FIXTURE) is written by the .NET
 // test suite, which .ci/run runs first.
 const test = require('node:test');
@@ -44,10 +45,12 @@ for (const folder of folders) {
   const stored = splitBson(fs.readFileSync(path.join(folder, 'stored.bson')));
   const expected = splitBson(fs.readFileSync(path.join(folder, 'expected.bson')));
 
-  test(`${name}: the fixture holds every codec, formats v1-v3 and three dictionary versions`, () => {
+  test(`${name}: the fixture holds every codec, formats v1-v3, four dictionary versions and both field model versions`, () => {
     assert.equal(stored.length, manifest.documents);
     assert.equal(expected.length, stored.length);
-    assert.deepEqual(manifest.dictionaryVersions, [1, 2, 3]);
+    assert.deepEqual(manifest.dictionaryVersions, [1, 2, 3, 4]);
+    // Version 3's field model is FLDM version 1; version 4's is version 2 (sources: copy slots, relative ranges).
+    assert.deepEqual(manifest.fieldModelVersions, [0, 0, 1, 2]);
     const keys = Object.keys(manifest.envelopes);
     for (const k of ['V1/Zstd/0x80/dictionary', 'V2/PackedZstd/0x81/dictionary', 'V3/FieldZstd/0x81/dictionary', 'V3/PackedZstd/0x81/dictionary',
       'V3/Zstd/0x81', 'V3/Lz4/0x81', 'V3/Snappy/0x81', 'V3/Deflate/0x81', 'V3/Brotli/0x81', 'V3/Gzip/0x81', 'V3/Stored/0x81']) {
@@ -62,7 +65,7 @@ for (const folder of folders) {
       const plain = await decodeStoredBson(stored[i], reader, { namespace: manifest.namespace });
       assert.deepEqual(plain, expected[i], `document ${i}`);
     }
-    assert.equal(store.gets, 3, 'each dictionary fetched once, then cached');
+    assert.equal(store.gets, 4, 'each dictionary fetched once, then cached');
   });
 
   test(`${name}: every stored document decodes byte for byte (dictionaries from the file store's folder)`, async () => {

@@ -5,6 +5,7 @@
 const { hash32 } = require('../hash');
 const { corrupt, InvalidDataError } = require('../errors');
 const { PackedReader, Writer, MAX_DEPTH } = require('./packed');
+const { read64 } = require('../varint');
 
 const SCALE_BITS = 12, SCALE_TOTAL = 4096, RANS_LOW = 65536;
 const MAX_FIELDS = 2048, MAX_VALUES_PER_FIELD = 1024, MAX_VALUES = 65536, MAX_VALUE_LENGTH = 96, MAX_RANGE_BITS = 48;
@@ -13,7 +14,6 @@ const MAX_TEMPLATES = 64, MAX_SLOTS = 16, MAX_SLOT_WIDTH = 18, MAX_SLOT_BITS = 6
 const POW10 = Array.from({ length: 19 }, (_, e) => 10n ** BigInt(e));
 const INT64_MAX = (1n << 63n) - 1n;
 const POW10_NUMBER = Array.from({ length: 19 }, (_, e) => 10 ** e);
-const NONE = 0, STRING = 1, NUMBER = 2; // a source's latest value (version 2)
 
 /** The bytes of the minimal varint at `from` (at most 10), or -1. */
 function varintLength(b, from) {
@@ -104,7 +104,7 @@ function readTemplate(reader, f, t, copies) {
     if (s === k) break;
     const width = reader.byte();
     if (width === 0) {
-      // A copy slot (version 2): the field's source's latest string; nothing else of it is stored.
+      // Version 2: the copy slot, which writes the field's source's latest string; nothing more follows it.
       if (!copies) corrupt(`Field model: field ${f}'s template ${t} has a copy slot (width 0) but the field has no source.`);
       if (copySlot >= 0) corrupt(`Field model: field ${f}'s template ${t} has more than one copy slot.`);
       copySlot = s;
@@ -128,21 +128,17 @@ function readTemplate(reader, f, t, copies) {
   if (length > MAX_TEMPLATE_LENGTH) corrupt(`Field model: field ${f}'s template ${t} describes ${length} bytes; at most ${MAX_TEMPLATE_LENGTH}.`);
   return {
     literals, widths, mins, bits, cumulative, length, copySlot,
-    symbolOf: cumulative.map((c) => (c === null ? null : symbolTable(c))),
+    symbolOf: cumulative.map((c) => (c ? symbolTable(c) : null)),
     minNumbers: mins.map((m) => (m < 2n ** 52n ? Number(m) : null)),
   };
 }
 
 class FieldModel {
-  constructor(fields) {
+  constructor(fields, sourceKeys = new Set()) {
     this.fields = fields;
+    this.sourceKeys = sourceKeys; // key * 2 + items of every field's source (version 2)
     this.byField = new Map(); // key * 2 + items -> field
     for (const f of fields) this.byField.set(f.key * 2 + (f.items ? 1 : 0), f);
-    // Source slots (version 2): one per distinct source key, in ascending order of the key.
-    const sources = [...new Set(fields.filter((f) => f.source >= 0).map((f) => f.source))].sort((a, b) => a - b);
-    this.sourceSlotOf = new Map(sources.map((k, s) => [k, s])); // key * 2 + items -> source slot
-    this.sourceCount = sources.length;
-    for (const f of fields) f.sourceSlot = f.source >= 0 ? this.sourceSlotOf.get(f.source) : -1;
   }
 
   static parse(bytes, table) {
@@ -164,7 +160,8 @@ class FieldModel {
 
   static parseBody(body, table) {
     const reader = new PackedReader(body);
-    const sources = body[4] === 2;
+    const sources = body[4] === 2; // version 2: per field a source and flags; copy slots
+    const sourceKeys = new Set();
     reader.bytes(7);
     const fieldCount = bigVarint(reader);
     if (fieldCount > BigInt(MAX_FIELDS) || fieldCount > BigInt(reader.remaining)) corrupt(`Field model: ${fieldCount} fields; at most ${MAX_FIELDS} allowed, each taking bytes.`);
@@ -175,16 +172,16 @@ class FieldModel {
       if (keyAndItems >= BigInt(table.totalKeys) * 2n) corrupt(`Field model: field ${f} names key ${keyAndItems >> 1n}; the shape table has ${table.totalKeys} keys.`);
       if (keyAndItems <= previous) corrupt(`Field model: field ${f} is out of order or repeated.`);
       previous = keyAndItems;
-      let source = -1n, relative = false;
+      let source = -1, relative = false;
       if (sources) {
         const sourcePlusOne = bigVarint(reader);
         if (sourcePlusOne > BigInt(table.totalKeys) * 2n) corrupt(`Field model: field ${f}'s source names key ${(sourcePlusOne - 1n) >> 1n}; the shape table has ${table.totalKeys} keys.`);
-        source = sourcePlusOne - 1n;
-        if (source === keyAndItems) corrupt(`Field model: field ${f} is its own source.`);
+        source = Number(sourcePlusOne) - 1;
+        if (BigInt(source) === keyAndItems) corrupt(`Field model: field ${f} is its own source.`);
         const flags = reader.byte();
         if (flags > 1) corrupt(`Field model: field ${f} has flags 0x${flags.toString(16).padStart(2, '0')}; only 0x01 (a relative range) is defined.`);
         relative = flags === 1;
-        if (relative && source < 0n) corrupt(`Field model: field ${f}'s range is relative but it has no source.`);
+        if (relative && source < 0) corrupt(`Field model: field ${f}'s range is relative but it has no source.`);
       }
       const valueCount = bigVarint(reader);
       if (valueCount > BigInt(MAX_VALUES_PER_FIELD) || BigInt(totalValues) + valueCount > BigInt(MAX_VALUES)) corrupt(`Field model: field ${f} has ${valueCount} values; at most ${MAX_VALUES_PER_FIELD} a field and ${MAX_VALUES} in all.`);
@@ -215,11 +212,12 @@ class FieldModel {
       const templateCount = bigVarint(reader);
       if (templateCount > BigInt(MAX_TEMPLATES)) corrupt(`Field model: field ${f} has ${templateCount} templates; at most ${MAX_TEMPLATES}.`);
       const templates = [];
-      for (let t = 0; t < Number(templateCount); t++) templates.push(readTemplate(reader, f, t, source >= 0n));
+      for (let t = 0; t < Number(templateCount); t++) templates.push(readTemplate(reader, f, t, source >= 0));
       const buckets = rangeTag !== 0 ? rangeBits + 1 : 0;
       const symbols = values.length + buckets + templates.length + 1;
       if (symbols > SCALE_TOTAL) corrupt(`Field model: field ${f} has more symbols than ${SCALE_TOTAL}.`);
       const cumulative = readFrequencies(reader, symbols, `field ${f}`);
+      if (source >= 0) sourceKeys.add(source);
       const keys = new Set();
       templates.forEach((tp, t) => {
         const k = templateKey(tp.literals, tp.widths);
@@ -227,15 +225,16 @@ class FieldModel {
         keys.add(k);
       });
       fields.push({
-        key: Number(keyAndItems >> 1n), items: (keyAndItems & 1n) === 1n, source: Number(source), rangeRelative: relative, values, rangeTag, rangeMin, rangeBits, buckets, templates, cumulative,
+        key: Number(keyAndItems >> 1n), items: (keyAndItems & 1n) === 1n, values, rangeTag, rangeMin, rangeBits, buckets, templates, cumulative,
         symbolOf: symbolTable(cumulative),
         rangeMinNumber: rangeMin > -(2n ** 52n) && rangeMin < 2n ** 52n ? Number(rangeMin) : null,
+        source, relative,
       });
     }
     if (reader.remaining !== 0) corrupt(`Field model: ${reader.remaining} bytes after the end of the model (offset ${reader.at}).`);
-    // Canonical: a model without sources is written as version 1 (which every reader of codec 8 reads).
-    if (sources && !fields.some((x) => x.source >= 0)) corrupt('Field model: version 2, but no field has a source (a model without sources is version 1).');
-    return new FieldModel(fields);
+    // Canonical: a model without sources is written as version 1.
+    if (sources && sourceKeys.size === 0) corrupt('Field model: version 2, but no field has a source (a model without sources is version 1).');
+    return new FieldModel(fields, sourceKeys);
   }
 }
 
@@ -347,23 +346,19 @@ function join(table, model, residual, stream, capacity) {
   const r = new PackedReader(residual, 'Residual');
   const w = new Writer(capacity);
   const symbols = new RansDecoder(stream);
+  // Version 2: per source key, its latest value in this document (a string's place in the output, or a number), once whole.
+  const latest = model.sourceKeys.size > 0 ? new Map() : null;
 
   const lowBits = (b) => (b === 0 ? 0n : (1n << BigInt(b - 1)) | symbols.bits(b - 1));
   // u of bit length b as a Number (b at most 49): 2^(b-1) plus its b - 1 low bits.
   const lowNumber = (b) => (b === 0 ? 0 : 2 ** (b - 1) + symbols.bitsNumber(b - 1));
 
-  // Per source slot (version 2), the source key's latest value in this document: its kind (NONE, STRING: the content's
-  // start and length in the packed stream written so far, NUMBER: the value as a BigInt).
-  const kinds = new Uint8Array(model.sourceCount), starts = new Int32Array(model.sourceCount), lengths = new Int32Array(model.sourceCount);
-  const numbers = new Array(model.sourceCount).fill(0n);
-
   const template = (f, tp) => {
-    let length = tp.length, copyStart = 0, copyLength = 0;
+    let length = tp.length, copy = null;
     if (tp.copySlot >= 0) {
-      if (f.sourceSlot < 0 || kinds[f.sourceSlot] !== STRING) corrupt('Field stream: a template copies the field\'s source, which the document has not had as a string before it.');
-      copyStart = starts[f.sourceSlot];
-      copyLength = lengths[f.sourceSlot];
-      length += copyLength;
+      copy = latest.get(f.source);
+      if (!copy || copy.kind !== 'string') corrupt('Field stream: a template copies the field\'s source, which the document has not had as a string before it.');
+      length += copy.end - copy.start;
     }
     if (length <= 223) w.byte(0x20 + length);
     else {
@@ -374,7 +369,7 @@ function join(table, model, residual, stream, capacity) {
       w.bytes(tp.literals[s]);
       if (s === tp.widths.length) break;
       if (s === tp.copySlot) {
-        w.copy(w.out, copyStart, copyStart + copyLength);
+        w.copy(w.out, copy.start, copy.end);
         continue;
       }
       const c = tp.cumulative[s];
@@ -401,9 +396,10 @@ function join(table, model, residual, stream, capacity) {
     }
     const bucket = symbol - f.values.length;
     if (bucket < f.buckets) {
-      if (f.rangeRelative) {
-        if (f.sourceSlot < 0 || kinds[f.sourceSlot] !== NUMBER) corrupt('Field stream: a relative range\'s value where the document has no number at the field\'s source before it.');
-        const value = BigInt.asIntN(64, numbers[f.sourceSlot] + f.rangeMin + lowBits(bucket));
+      if (f.relative) {
+        const last = latest.get(f.source);
+        if (!last || last.kind !== 'number') corrupt('Field stream: a relative range\'s value where the document has no number at the field\'s source before it.');
+        const value = BigInt.asIntN(64, last.value + f.rangeMin + lowBits(bucket));
         w.byte(f.rangeTag);
         writeVarint(w, BigInt.asUintN(64, (value << 1n) ^ (value >> 63n)));
         return true;
@@ -429,36 +425,27 @@ function join(table, model, residual, stream, capacity) {
     return false; // the escape
   };
 
-  // A source key: its latest value is what follows, once it is whole (an object or an array is no source). None from its
-  // start, so nothing inside an object or an array there sees an older value; and none again once it is whole unless it
-  // is a string or a number, whatever values at the same key it held (a recursive shape).
-  const sourced = (key, items, depth) => {
-    const slot = key >= 0 ? model.sourceSlotOf.get(key * 2 + (items ? 1 : 0)) : undefined;
-    if (slot === undefined) {
+  const value = (key, items, depth) => {
+    if (latest !== null && key >= 0 && model.sourceKeys.has(key * 2 + (items ? 1 : 0))) {
+      // A source key: none from its start (nothing inside an object or array there sees an older value), then its value
+      // once whole, when it is a string or a number.
+      const k = key * 2 + (items ? 1 : 0);
+      latest.delete(k);
+      const start = w.at;
       valueOf(key, items, depth);
+      latest.delete(k);
+      const out = w.out;
+      if (scalarLength(out.subarray(0, w.at), start) !== w.at - start) return;
+      const tag = out[start];
+      if (tag >= 0x20) latest.set(k, { kind: 'string', start: start + 1, end: w.at });
+      else if (tag === 0x05) latest.set(k, { kind: 'string', start: start + 1 + varintLength(out, start + 1), end: w.at });
+      else if (isRangeTag(tag)) {
+        const u = read64(out.subarray(0, w.at), start + 1);
+        if (u !== null) latest.set(k, { kind: 'number', value: BigInt.asIntN(64, (u[0] >> 1n) ^ -(u[0] & 1n)) });
+      }
       return;
     }
-    kinds[slot] = NONE;
-    const start = w.at;
     valueOf(key, items, depth);
-    const end = w.at, b = w.out.subarray(0, end);
-    if (scalarLength(b, start) !== end - start) return;
-    const tag = b[start];
-    if (tag >= 0x20) {
-      kinds[slot] = STRING;
-      starts[slot] = start + 1;
-      lengths[slot] = end - start - 1;
-    } else if (tag === 0x05) {
-      const n = varintLength(b, start + 1);
-      kinds[slot] = STRING;
-      starts[slot] = start + 1 + n;
-      lengths[slot] = end - start - 1 - n;
-    } else if (isRangeTag(tag)) {
-      let u = 0n;
-      for (let i = end - 1; i > start; i--) u = (u << 7n) | BigInt(b[i] & 0x7f);
-      kinds[slot] = NUMBER;
-      numbers[slot] = BigInt.asIntN(64, (u >> 1n) ^ -(u & 1n));
-    }
   };
 
   const valueOf = (key, items, depth) => {
@@ -507,9 +494,6 @@ function join(table, model, residual, stream, capacity) {
       value(-1, false, depth);
     }
   };
-
-  // Without sources (version 1), straight to the value.
-  const value = model.sourceCount === 0 ? valueOf : sourced;
 
   object(1);
   r.end();
