@@ -38,7 +38,7 @@ function readHeader(data, maxUncompressedLength = DEFAULT_MAX_UNCOMPRESSED) {
   if (declared > maxUncompressedLength) corrupt(`Envelope declares ${declared} uncompressed bytes, over the limit of ${maxUncompressedLength} (MaxUncompressedLength).`);
   let dictionaryId = null;
   if (hasDictionary) {
-    if (codec !== 1 && codec !== 7 && codec !== 8) corrupt(`Envelope of codec ${CODEC_NAMES[codec]} carries a dictionary id; only zstd and packed zstd use dictionaries.`);
+    if (codec !== 1 && codec !== 7 && codec !== 8) corrupt(`Envelope of codec ${CODEC_NAMES[codec]} carries a dictionary id; only zstd, packed zstd and field zstd use dictionaries.`);
     const id = read32(data, offset);
     if (id === null) corrupt('Envelope truncated or corrupt: bad dictionary-id varint.');
     offset += id[1];

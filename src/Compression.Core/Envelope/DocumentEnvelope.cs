@@ -139,7 +139,7 @@ public static class DocumentEnvelope
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowDictionaryOnCodec(int codecId) =>
-        ThrowHelper.ThrowCorrupt($"Envelope of codec {(CompressionCodec)codecId} carries a dictionary id; only zstd and packed zstd use dictionaries.");
+        ThrowHelper.ThrowCorrupt($"Envelope of codec {(CompressionCodec)codecId} carries a dictionary id; only zstd, packed zstd and field zstd use dictionaries.");
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowStoredLength(uint length, int payloadLength) =>
