@@ -20,4 +20,46 @@ public sealed class DictionaryOptionsTests
         var errors = new DictionaryOptions { MaxDictionaryBytesPerSample = 0 }.Validate("Compression:Defaults:Dictionary");
         Assert.Contains(errors, e => e.StartsWith("Compression:Defaults:Dictionary:MaxDictionaryBytesPerSample: 0 is out of range", StringComparison.Ordinal));
     }
+
+    [Fact]
+    public async Task DictionarySizeOverMaxDictionaryBytes_IsRefusedAtStartUp_NamingBothKeys()
+    {
+        // Before: an 8 KiB dictionary was trained, published and written with, then refused by every reader with the same
+        // options (MaxDictionaryBytes 1024), the writer too once it left the cache: every document written with it was unreadable.
+        var options = CompressionEngineOptionsBuilder.TrainOnceAt(400);
+        options.MaxDictionaryBytes = 1024;
+        options.Defaults.Dictionary.DictionarySize = 8 * 1024;
+        options.Namespaces["db.small"] = new NamespaceOptions { Dictionary = new DictionaryOptions { DictionarySize = 1024 } };
+        options.Namespaces["db.large"] = new NamespaceOptions { Dictionary = new DictionaryOptions { DictionarySize = 4096 } };
+        var ex = Assert.Throws<ArgumentException>(() => TestEngine.Create(new InMemoryDictionaryStore(), options));
+        Assert.Contains("Compression:Defaults:Dictionary:DictionarySize: 8192 is over Compression:MaxDictionaryBytes (1024)", ex.Message, StringComparison.Ordinal);
+        Assert.Contains("Compression:Namespaces:db.large:Dictionary:DictionarySize: 4096", ex.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("db.small", ex.Message, StringComparison.Ordinal);
+
+        // Within the bound, what one client writes another reads.
+        options = CompressionEngineOptionsBuilder.TrainOnceAt(400);
+        options.MaxDictionaryBytes = 8 * 1024;
+        options.Defaults.Dictionary.DictionarySize = 8 * 1024;
+        var store = new InMemoryDictionaryStore();
+        var written = new List<(byte[] Document, byte[] Envelope)>();
+        await using (var engine = TestEngine.Create(store, options))
+        {
+            var ns = engine.GetNamespace("db.movies");
+            var random = new Random(3);
+            for (int i = 0; i < 450; i++)
+            {
+                byte[] d = TestDocuments.Movie(random);
+                written.Add((d, ns.Compress(d)));
+            }
+            await engine.WhenIdleAsync();
+            Assert.NotNull(ns.CurrentDictionary ?? (await ns.TrainAsync()).Dictionary);
+        }
+        await using var other = TestEngine.Create(store, options);
+        var reader = other.GetNamespace("db.movies");
+        foreach (var (document, envelope) in written)
+        {
+            await reader.EnsureDictionaryAsync(envelope);
+            Assert.Equal(document, reader.Decompress(envelope));
+        }
+    }
 }

@@ -107,4 +107,38 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
         Assert.Contains("written by the engine", error);
         Assert.Contains("allowed: Stored, Zstd, Lz4, Snappy, Deflate, Brotli, Gzip.", error);
     }
+
+    [Fact]
+    public async Task PackDocumentsFalse_WritesPlainZstd_EvenWithADictionaryThatHasAShapeTable()
+    {
+        // Before: PackDocuments = false (for readers that do not know codec 7) only stopped training a shape table; a client
+        // that adopted a dictionary with one (published by another client) still wrote packed envelopes.
+        var store = new InMemoryDictionaryStore();
+        var random = new Random(3);
+        await using (var trainer = TestEngine.Create(store, CompressionEngineOptionsBuilder.TrainOnceAt(400)))
+        {
+            var ns = trainer.GetNamespace("db.movies");
+            for (int i = 0; i < 400; i++) ns.Compress(TestDocuments.Movie(random));
+            await trainer.WhenIdleAsync();
+            var record = ns.CurrentDictionary ?? (await ns.TrainAsync()).Dictionary;
+            Assert.False(record!.Shapes.IsEmpty);
+        }
+        var options = CompressionEngineOptionsBuilder.TrainOnceAt(400);
+        options.Defaults.Dictionary.PackDocuments = false;
+        await using var engine = TestEngine.Create(store, options);
+        var writer = engine.GetNamespace("db.movies");
+        await writer.RefreshAsync();
+        Assert.NotNull(writer.CurrentDictionary);
+        var codecs = new List<CompressionCodec>();
+        for (int i = 0; i < 50; i++)
+        {
+            byte[] document = TestDocuments.Movie(random);
+            byte[] envelope = writer.Compress(document);
+            Assert.True(DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header));
+            codecs.Add(header.Codec);
+            Assert.Equal(writer.CurrentDictionary!.Id, header.DictionaryId);
+            Assert.Equal(document, writer.Decompress(envelope));
+        }
+        Assert.All(codecs, c => Assert.Equal(CompressionCodec.Zstd, c));
+    }
 }

@@ -8,13 +8,14 @@ using Xunit.Abstractions;
 namespace Compression.Core.Tests.Dictionaries;
 
 /// <summary>
-/// A stress review (2026-11-26) of what earlier reviews left out: documents over 128 KiB (zstd frames) and over 256 KiB
+/// Every entry point of a namespace stays correct under concurrency and with large documents (written as a stress review,
+/// 2026-11-26, of what earlier reviews left out): documents over 128 KiB (zstd frames) and over 256 KiB
 /// (the unproven-length path) through every entry point of a namespace, on several threads and two engines sharing one
 /// folder store while dictionaries are adopted and evicted; several folder stores publishing one namespace at once;
 /// engines stopped while writers and readers run; corrupt envelopes of every codec, large ones included, decoded on
 /// several threads between valid ones; RequireChecksum and MaxUncompressedLength on those paths.
 /// </summary>
-public sealed class StressReviewTests(ITestOutputHelper output) : IDisposable
+public sealed class ConcurrentEntryPointTests(ITestOutputHelper output) : IDisposable
 {
     private readonly string _directory = Directory.CreateTempSubdirectory("stress-review-").FullName;
 
@@ -848,7 +849,7 @@ public sealed class StressReviewTests(ITestOutputHelper output) : IDisposable
         // Found by review: a namespace (or compressor) set to write without a checksum and to read only envelopes with one
         // was accepted; every document it wrote was then refused by its own reads (and by every reader with the same
         // settings): "InvalidDataException: The envelope carries no checksum, and this reader requires one". Like a
-        // dictionary larger than readers accept (FoundByReviewTests), it is refused when the options are validated.
+        // dictionary larger than readers accept (DictionaryOptionsTests), it is refused when the options are validated.
         var options = CompressionEngineOptionsBuilder.Fast();
         options.Defaults.Checksum = false;
         options.Defaults.RequireChecksum = true;

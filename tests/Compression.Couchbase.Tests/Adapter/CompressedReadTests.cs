@@ -8,8 +8,12 @@ using Xunit.Abstractions;
 
 namespace Compression.Couchbase.Tests.Adapter;
 
-/// <summary>Faults found by review (from 2026-11-24, eighth session); each test failed before its fix.</summary>
-public sealed class FoundByReviewTests(ITestOutputHelper output) : IAsyncLifetime
+/// <summary>
+/// Reads through the compressed collection stay right where review found them wrong (from 2026-11-24; each test failed
+/// before its fix): legacy documents, a current-version hint that lies, a preloaded dictionary evicted before
+/// <c>ContentAs</c>.
+/// </summary>
+public sealed class CompressedReadTests(ITestOutputHelper output) : IAsyncLifetime
 {
     private CouchbaseTarget _target = null!;
 

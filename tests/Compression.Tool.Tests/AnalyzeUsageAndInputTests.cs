@@ -7,11 +7,12 @@ using static Compression.Tool.Tests.TestCorpus;
 namespace Compression.Tool.Tests;
 
 /// <summary>
-/// The rough edges of <c>analyze</c> from issue 17, each as a new user met it: bad arguments found before any work,
+/// <c>analyze</c> refuses bad usage and input clearly and never recommends making data larger (issue 17's rough
+/// edges, each as a new user met it): bad arguments found before any work,
 /// input that is not JSON Lines reported, a recommendation that never makes data larger, the limit's true level, the
 /// name docz, progress on stderr and exit codes 0, 1 and 2.
 /// </summary>
-public sealed class AnalyzeRoughEdgesTests : IDisposable
+public sealed class AnalyzeUsageAndInputTests : IDisposable
 {
     private readonly string _directory = Directory.CreateTempSubdirectory("docz-edges-").FullName;
 
