@@ -35,6 +35,13 @@ internal sealed class FieldModelBuilder
     /// <summary>The share of a field's numbers that must follow the same other key's latest number for that key to become its source.</summary>
     private const double MinRelativeShare = 0.75;
 
+    /// <summary>
+    /// The keys, most recently valued first, a value is compared with when sources are chosen: bounds the search to
+    /// linear in a sample's values (a document of thousands of keys would otherwise cost their square). Sources found in
+    /// the reference corpora are at most 25 keys back (earthquakes' <c>title</c> from its <c>place</c>).
+    /// </summary>
+    internal const int MaxSourceCandidates = 64;
+
     /// <summary>The bits a number must save on average, counted from a source rather than from the field's minimum, for the range to be relative.</summary>
     private const double MinRelativeGain = 2;
 
@@ -209,7 +216,7 @@ internal sealed class FieldModelBuilder
         var copies = new Dictionary<(int Field, int Source), (long Bytes, long Count)>();
         var nearness = new Dictionary<(int Field, int Source), (long Bits, long Count)>();
         var strings = new Dictionary<int, long>();
-        var latest = new Dictionary<int, byte[]?>();
+        var latest = new RecentValues();
         foreach ((int Field, byte[]? Token)[] document in _documents)
         {
             latest.Clear();
@@ -220,7 +227,7 @@ internal sealed class FieldModelBuilder
                     strings[field] = strings.GetValueOrDefault(field) + 1;
                     if (text.Length <= FieldModel.MaxTemplateLength)
                     {
-                        foreach ((int source, byte[]? other) in latest)
+                        foreach ((int source, byte[]? other) in latest.MostRecent(MaxSourceCandidates))
                         {
                             if (source == field || other is null || !PackedTokens.TryGetString(other, out ReadOnlySpan<byte> copy)
                                 || copy.Length < FieldModel.MinCopyLength || text.IndexOf(copy) < 0) continue;
@@ -231,7 +238,7 @@ internal sealed class FieldModelBuilder
                 }
                 else if (token is not null && TryNumber(token, out long value))
                 {
-                    foreach ((int source, byte[]? other) in latest)
+                    foreach ((int source, byte[]? other) in latest.MostRecent(MaxSourceCandidates))
                     {
                         if (source == field || other is null || !TryNumber(other, out long from)) continue;
                         ulong zigzag = Varint64.ZigZag((long)((ulong)value - (ulong)from));
@@ -239,7 +246,7 @@ internal sealed class FieldModelBuilder
                         nearness[(field, source)] = (bits + 64 - System.Numerics.BitOperations.LeadingZeroCount(zigzag), count + 1);
                     }
                 }
-                latest[field] = token;
+                latest.Set(field, token);
             }
         }
         var sources = new Dictionary<int, Source>();
@@ -259,6 +266,30 @@ internal sealed class FieldModelBuilder
             if ((double)best.Value.Bits / best.Value.Count + MinRelativeGain <= own) sources[group.Key] = new Source(best.Key.Source, Numeric: true);
         }
         return sources;
+    }
+
+    /// <summary>The latest value of each key in a document, enumerable most recently set first (a key set again moves to the front).</summary>
+    private sealed class RecentValues
+    {
+        private readonly LinkedList<(int Key, byte[]? Token)> _order = new();
+        private readonly Dictionary<int, LinkedListNode<(int Key, byte[]? Token)>> _nodes = [];
+
+        public void Clear()
+        {
+            _order.Clear();
+            _nodes.Clear();
+        }
+
+        public void Set(int key, byte[]? token)
+        {
+            if (_nodes.Remove(key, out LinkedListNode<(int, byte[]?)>? node)) _order.Remove(node);
+            _nodes[key] = _order.AddFirst((key, token));
+        }
+
+        public IEnumerable<(int Key, byte[]? Token)> MostRecent(int count)
+        {
+            for (LinkedListNode<(int Key, byte[]? Token)>? node = _order.First; node is not null && count-- > 0; node = node.Next) yield return node.Value;
+        }
     }
 
     private static bool TryNumber(byte[] token, out long value)
