@@ -262,7 +262,7 @@ internal sealed class FieldModelBuilder
             var best = group.Where(pair => pair.Value.Count >= numbers * MinRelativeShare)
                 .OrderBy(pair => (double)pair.Value.Bits / pair.Value.Count).ThenBy(pair => pair.Key.Source).FirstOrDefault();
             if (best.Value.Count == 0 || numbers <= strings.GetValueOrDefault(group.Key)) continue;
-            double own = stats.Numbers.Values.Sum(n => n.Values.Sum(v => (double)(64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)v - (ulong)n.Values.Min())))) / numbers;
+            double own = stats.Numbers.Values.Sum(n => OwnBits(n.Values)) / numbers;
             if ((double)best.Value.Bits / best.Value.Count + MinRelativeGain <= own) sources[group.Key] = new Source(best.Key.Source, Numeric: true);
         }
         return sources;
@@ -290,6 +290,13 @@ internal sealed class FieldModelBuilder
         {
             for (LinkedListNode<(int Key, byte[]? Token)>? node = _order.First; node is not null && count-- > 0; node = node.Next) yield return node.Value;
         }
+    }
+
+    /// <summary>The bits of a tag's numbers counted from their smallest, in all.</summary>
+    private static double OwnBits(List<long> values)
+    {
+        long min = values.Min();
+        return values.Sum(v => (double)(64 - System.Numerics.BitOperations.LeadingZeroCount((ulong)v - (ulong)min)));
     }
 
     private static bool TryNumber(byte[] token, out long value)
