@@ -1,4 +1,5 @@
 using System.Diagnostics.CodeAnalysis;
+using System.Numerics;
 using System.Runtime.CompilerServices;
 using ZstdSharp.Unsafe;
 using ThrowHelper = Compression.Internal.ThrowHelper;
@@ -44,9 +45,7 @@ internal sealed unsafe class ZstdBlockCodec : Codec
             fixed (byte* src = source)
             fixed (byte* dst = destination)
             {
-                result = dictionary is null
-                    ? Methods.ZSTD_compressBegin_advanced(context.Pointer, null, 0, Methods.ZSTD_getParams(level, (ulong)source.Length, 0), (ulong)source.Length)
-                    : Methods.ZSTD_compressBegin_usingCDict_advanced(context.Pointer, contexts.GetCompressionDictionary(level), default, (ulong)source.Length);
+                result = Begin(context.Pointer, dictionary is null ? null : contexts.GetCompressionDictionary(level), level, (ulong)source.Length);
                 if (Methods.ZSTD_isError(result))
                     throw new InvalidOperationException($"zstd could not start a block: {Methods.ZSTD_getErrorName(result)}");
                 result = Methods.ZSTD_compressBlock(context.Pointer, dst, (nuint)destination.Length, src, (nuint)source.Length);
@@ -69,6 +68,55 @@ internal sealed unsafe class ZstdBlockCodec : Codec
             }
         }
     }
+
+    /// <summary>
+    /// Starts a block at <paramref name="level"/>, or with <paramref name="dictionary"/> digested at its level, for a
+    /// source of <paramref name="sourceLength"/> bytes: what <c>ZSTD_compressBegin_advanced</c> and
+    /// <c>ZSTD_compressBegin_usingCDict_advanced</c> do, with the parameter block initialised first. ZstdSharp 0.8.8 ports
+    /// zstd's <c>ZSTD_CCtxParams_init_internal</c> as an object initialiser that reads the block's match-finder and
+    /// block-splitter switches before it clears them; both public begin functions pass an uninitialised stack local
+    /// (the module skips locals init), so the row match finder was on or off depending on what an earlier call had left
+    /// on the stack, and levels 5-15 gave different bytes for the same document (found when the three compress APIs
+    /// disagreed at level 9 in CI). Here the block starts zeroed, so both switches are zstd's "auto", resolved by its
+    /// rules; <see cref="ZstdBeginParameterTests"/> holds every level to them.
+    /// </summary>
+    internal static nuint Begin(ZSTD_CCtx_s* context, ZSTD_CDict_s* dictionary, int level, ulong sourceLength)
+    {
+        ZSTD_CCtx_params_s parameters = default;
+        ZSTD_parameters chosen;
+        int parameterLevel = 0;
+        if (dictionary is null)
+        {
+            chosen = Methods.ZSTD_getParams(level, sourceLength, 0);
+        }
+        else
+        {
+            // As ZSTD_compressBegin_usingCDict_internal: the dictionary's own parameters for small sources, else the
+            // level's for this source and dictionary; the window never smaller than the source (up to 512 KiB).
+            chosen = default;
+            chosen.cParams = sourceLength < 128 * 1024 || sourceLength < dictionary->dictContentSize * 6UL || dictionary->compressionLevel == 0
+                ? dictionary->matchState.cParams
+                : Methods.ZSTD_getCParams(dictionary->compressionLevel, sourceLength, dictionary->dictContentSize);
+            parameterLevel = dictionary->compressionLevel;
+        }
+        nuint result = Methods.ZSTD_CCtxParams_init_advanced(&parameters, chosen);
+        if (Methods.ZSTD_isError(result)) return result;
+        if (dictionary is not null)
+        {
+            parameters.compressionLevel = parameterLevel;
+            uint limited = (uint)Math.Min(sourceLength, 1UL << 19);
+            uint limitedLog = limited > 1 ? (uint)BitOperations.Log2(limited - 1) + 1 : 1;
+            parameters.cParams.windowLog = Math.Max(parameters.cParams.windowLog, limitedLog);
+        }
+        return CompressBeginAdvancedInternal(null, context, null, 0, ZSTD_dictContentType_e.ZSTD_dct_auto,
+            ZSTD_dictTableLoadMethod_e.ZSTD_dtlm_fast, dictionary, &parameters, sourceLength);
+    }
+
+    /// <summary>zstd's <c>ZSTD_compressBegin_advanced_internal</c>, which ZstdSharp keeps private: the begin that takes a parameter block.</summary>
+    [UnsafeAccessor(UnsafeAccessorKind.StaticMethod, Name = "ZSTD_compressBegin_advanced_internal")]
+    private static extern nuint CompressBeginAdvancedInternal([UnsafeAccessorType("ZstdSharp.Unsafe.Methods, ZstdSharp")] object? methods,
+        ZSTD_CCtx_s* cctx, void* dict, nuint dictSize, ZSTD_dictContentType_e dictContentType, ZSTD_dictTableLoadMethod_e dtlm,
+        ZSTD_CDict_s* cdict, ZSTD_CCtx_params_s* parameters, ulong pledgedSrcSize);
 
     /// <summary>
     /// Decodes a document of exactly <paramref name="destination"/>'s length. One of up to <see cref="SlackDecodeLimit"/>
