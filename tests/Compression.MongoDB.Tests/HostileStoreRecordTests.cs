@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Text;
 using Compression.Dictionaries;
+using Compression.Tests.Shared;
 using Compression.Testing.Mongo;
 using Microsoft.Extensions.Logging;
 using MongoDB.Bson;
@@ -169,29 +170,5 @@ public sealed class HostileStoreRecordTests(MongoFixture fixture) : IClassFixtur
             Assert.Equal(insert["writeConcern"], Assert.Single(asked, c => c.Command == "insert").WriteConcern);
             Assert.Equal(3, asked.Count(c => c.Command == "find" && c.ReadConcern == new BsonDocument("level", "majority")));
         }
-    }
-}
-
-/// <summary>Keeps every log message, formatted.</summary>
-internal sealed class CollectingLoggerProvider : ILoggerProvider
-{
-    private readonly ConcurrentQueue<string> _messages = new();
-
-    public IReadOnlyList<string> Messages => [.. _messages];
-
-    public ILogger CreateLogger(string categoryName) => new Logger(_messages);
-
-    public void Dispose()
-    {
-    }
-
-    private sealed class Logger(ConcurrentQueue<string> messages) : ILogger
-    {
-        public IDisposable? BeginScope<TState>(TState state) where TState : notnull => null;
-
-        public bool IsEnabled(LogLevel logLevel) => true;
-
-        public void Log<TState>(LogLevel logLevel, EventId eventId, TState state, Exception? exception, Func<TState, Exception?, string> formatter) =>
-            messages.Enqueue(formatter(state, exception) + (exception is null ? "" : " " + exception.Message));
     }
 }
