@@ -45,14 +45,26 @@ internal sealed class FieldCoder
 
     /// <summary>Joins a residual and a symbol stream back into the packed stream, in <paramref name="packed"/>; returns its length.</summary>
     /// <exception cref="InvalidDataException">Either part is damaged or they do not belong together (the message says where), or the stream would be longer than <paramref name="packed"/>.</exception>
-    public int Join(ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, Span<byte> packed)
+    public int Join(ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, Span<byte> packed) =>
+        Join(residual, stream, packed, folds: false, out _);
+
+    /// <summary>
+    /// <see cref="Join(ReadOnlySpan{byte}, ReadOnlySpan{byte}, Span{byte})"/> for a stream written with a value folded
+    /// into its initial state (<see cref="RansEncoder.EncodeFolded"/>), which <paramref name="folded"/> returns.
+    /// </summary>
+    public int JoinFolded(ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, Span<byte> packed, out ushort folded) =>
+        Join(residual, stream, packed, folds: true, out folded);
+
+    private int Join(ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, Span<byte> packed, bool folds, out ushort folded)
     {
         Span<long> last = Model.SourceCount <= MaxStackSources ? stackalloc long[LastLength * Model.SourceCount] : new long[LastLength * Model.SourceCount];
         last.Clear();
-        var walk = new Walk(this, residual, packed, encoder: null, stream, last);
+        var walk = new Walk(this, residual, packed, encoder: null, stream, last, folds);
         walk.Object(1);
         walk.In.End();
-        walk.Symbols.End();
+        folded = 0;
+        if (folds) folded = walk.Symbols.EndFolded();
+        else walk.Symbols.End();
         return walk.Out.Position;
     }
 
@@ -78,7 +90,8 @@ internal sealed class FieldCoder
         public UnpackedWriter Out;
         public RansDecoder Symbols;             // joining
 
-        public Walk(FieldCoder coder, ReadOnlySpan<byte> source, Span<byte> destination, RansEncoder? encoder, ReadOnlySpan<byte> stream, Span<long> last)
+        public Walk(FieldCoder coder, ReadOnlySpan<byte> source, Span<byte> destination, RansEncoder? encoder, ReadOnlySpan<byte> stream, Span<long> last,
+            bool folded = false)
         {
             _coder = coder;
             _source = source;
@@ -86,7 +99,7 @@ internal sealed class FieldCoder
             _last = last;
             In = new PackedReader(source);
             Out = new UnpackedWriter(destination);
-            Symbols = new RansDecoder(stream);
+            Symbols = new RansDecoder(stream, folded);
         }
 
         private readonly string What => _encoder is null ? "Residual" : "Packed stream";

@@ -23,6 +23,14 @@ internal static class Rans
 
     /// <summary>The bytes of the state that starts a stream of at least one symbol (the state is under 256 <see cref="Low"/> = 2^24).</summary>
     public const int StateLength = 3;
+
+    /// <summary>
+    /// A stream may start its encoder at <see cref="Low"/> + v for a 16-bit value v instead of at <see cref="Low"/>
+    /// (codec 9 folds the document's checksum so): the decoder ends in that state and hands v back. The initial state is
+    /// then under 2 <see cref="Low"/>, one bit more than <see cref="Low"/>'s, so the 16 bits cost the stream about a
+    /// bit where writing them beside it cost 2 bytes.
+    /// </summary>
+    public const uint FoldedLimit = 2 * Low;
 }
 
 /// <summary>One symbol to encode: its cumulative start and frequency out of 2^<see cref="ScaleBits"/>.</summary>
@@ -58,15 +66,23 @@ internal sealed class RansEncoder
     }
 
     /// <summary>The encoded stream of the symbols added since <see cref="Reset"/> (empty when there are none); valid until the next call.</summary>
-    public ReadOnlySpan<byte> Encode()
+    public ReadOnlySpan<byte> Encode() => Encode(Rans.Low, foldsValue: false);
+
+    /// <summary>
+    /// The encoded stream of the symbols added since <see cref="Reset"/>, with <paramref name="folded"/> in its initial
+    /// state (<see cref="Rans.FoldedLimit"/>): never empty, since the state holds the value even with no symbol.
+    /// </summary>
+    public ReadOnlySpan<byte> EncodeFolded(ushort folded) => Encode(Rans.Low + folded, foldsValue: true);
+
+    private ReadOnlySpan<byte> Encode(uint initial, bool foldsValue)
     {
-        if (Count == 0) return default;
+        if (Count == 0 && !foldsValue) return default;
         // Each symbol writes at most 2 bytes (a scale of 16 bits and a frequency of 1), plus the state.
         int capacity = Count * 2 + Rans.StateLength;
         if (_buffer.Length < capacity) _buffer = new byte[Math.Max(capacity, _buffer.Length * 2)];
         byte[] buffer = _buffer;
         int at = buffer.Length;
-        uint x = Rans.Low;
+        uint x = initial;
         for (int i = Count - 1; i >= 0; i--)
         {
             RansSymbol s = _symbols[i];
@@ -93,9 +109,10 @@ internal ref struct RansDecoder
     private int _at;
     private uint _x;
 
-    public RansDecoder(ReadOnlySpan<byte> stream)
+    public RansDecoder(ReadOnlySpan<byte> stream, bool folded = false)
     {
         _stream = stream;
+        if (stream.IsEmpty && folded) StructureThrow.Corrupt("Field stream: empty, where its state holds the checksum.");
         if (stream.IsEmpty)
         {
             _x = Rans.Low; // no symbols: End() holds, and any symbol read fails
@@ -148,5 +165,16 @@ internal ref struct RansDecoder
     {
         if (_at != _stream.Length) StructureThrow.Corrupt($"Field stream: {_stream.Length - _at} bytes left after the last symbol.");
         if (_x != Rans.Low) StructureThrow.Corrupt("Field stream: the final state is not the encoder's initial state (the stream is damaged).");
+    }
+
+    /// <summary>
+    /// As <see cref="End"/> for a stream written by <see cref="RansEncoder.EncodeFolded"/>: every byte consumed and the
+    /// state in [<see cref="Rans.Low"/>, <see cref="Rans.FoldedLimit"/>); returns the value folded into it.
+    /// </summary>
+    public readonly ushort EndFolded()
+    {
+        if (_at != _stream.Length) StructureThrow.Corrupt($"Field stream: {_stream.Length - _at} bytes left after the last symbol.");
+        if (_x >= Rans.FoldedLimit) StructureThrow.Corrupt("Field stream: the final state is not one an encoder starts from (the stream is damaged).");
+        return (ushort)(_x - Rans.Low);
     }
 }

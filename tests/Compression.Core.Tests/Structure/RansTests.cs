@@ -84,7 +84,7 @@ public sealed class RansTests(ITestOutputHelper output)
         return steps;
     }
 
-    private static byte[] Encode(List<Step> steps)
+    private static byte[] Encode(List<Step> steps, ushort? folded = null)
     {
         var encoder = new RansEncoder();
         encoder.Reset();
@@ -100,13 +100,15 @@ public sealed class RansTests(ITestOutputHelper output)
                     break;
             }
         }
-        return encoder.Encode().ToArray();
+        return (folded is ushort value ? encoder.EncodeFolded(value) : encoder.Encode()).ToArray();
     }
 
     /// <summary>Decodes <paramref name="stream"/> with the models of <paramref name="steps"/> (as the joiner does: it knows which model comes next) and checks the end.</summary>
-    private static List<ulong> Decode(byte[] stream, List<Step> steps)
+    private static List<ulong> Decode(byte[] stream, List<Step> steps) => Decode(stream, steps, folds: false, out _);
+
+    private static List<ulong> Decode(byte[] stream, List<Step> steps, bool folds, out ushort folded)
     {
-        var decoder = new RansDecoder(stream);
+        var decoder = new RansDecoder(stream, folds);
         var symbols = new List<ulong>(steps.Count);
         foreach (Step step in steps)
         {
@@ -124,7 +126,9 @@ public sealed class RansTests(ITestOutputHelper output)
                     break;
             }
         }
-        decoder.End();
+        folded = 0;
+        if (folds) folded = decoder.EndFolded();
+        else decoder.End();
         return symbols;
     }
 
@@ -150,6 +154,52 @@ public sealed class RansTests(ITestOutputHelper output)
             bytes += stream.Length;
         }
         output.WriteLine($"2,000 sequences, {symbols:N0} symbols, {bytes:N0} stream bytes: all round-trip");
+    }
+
+    /// <summary>
+    /// Codec 9 folds the document's 16-bit checksum into the encoder's initial state (<see cref="RansEncoder.EncodeFolded"/>):
+    /// the symbols and the value come back, and the value costs the stream about a bit (the initial state is under
+    /// 2^17 instead of exactly 2^16), not the 2 bytes it takes beside it.
+    /// </summary>
+    [Fact]
+    public void FoldedValue_RoundTripsWithTheSymbols_AtAboutABitOfCost()
+    {
+        var random = new Random(8104);
+        long plainBytes = 0, foldedBytes = 0;
+        const int Sequences = 2_000;
+        for (int sequence = 0; sequence < Sequences; sequence++)
+        {
+            int length = random.Next(4) switch { 0 => 0, 1 => random.Next(1, 4), _ => random.Next(4, 60) };
+            List<Step> steps = RandomSequence(random, length, fieldScaleOnly: true);
+            ushort value = (ushort)random.Next(sequence % 3 == 0 ? 2 : 65_536);
+            byte[] stream = Encode(steps, value);
+            Assert.True(stream.Length >= Rans.StateLength, $"sequence {sequence}: a folded stream holds at least the state");
+            Assert.Equal(Expected(steps), Decode(stream, steps, folds: true, out ushort back));
+            Assert.Equal(value, back);
+            byte[] plain = Encode(steps);
+            if (plain.Length > 0)
+            {
+                plainBytes += plain.Length;
+                foldedBytes += stream.Length;
+            }
+        }
+        double cost = (double)(foldedBytes - plainBytes) / Sequences;
+        output.WriteLine($"{Sequences:N0} sequences: a folded 16-bit value cost {cost:F3} bytes a stream on average (beside it: 2)");
+        Assert.InRange(cost, 0, 0.5);
+    }
+
+    [Fact]
+    public void FoldedStream_EmptyOrEndingOutsideTheFoldedStates_Refused()
+    {
+        var empty = Assert.Throws<InvalidDataException>(() => new RansDecoder([], folded: true));
+        Assert.Contains("holds the checksum", empty.Message);
+        // No symbol: the stream is the state alone, Low + value; one at or past 2 Low is no encoder's initial state.
+        var decoder = new RansDecoder([0x34, 0x12, 0x01], folded: true);
+        Assert.Equal(0x1234, decoder.EndFolded());
+        var past = Assert.Throws<InvalidDataException>(() => new RansDecoder([0x00, 0x00, 0x02], folded: true).EndFolded());
+        Assert.Contains("not one an encoder starts from", past.Message);
+        // A plain stream's end is not a folded one's: the state must be exactly Low there.
+        Assert.Throws<InvalidDataException>(() => new RansDecoder([0x34, 0x12, 0x01]).End());
     }
 
     [Fact]
