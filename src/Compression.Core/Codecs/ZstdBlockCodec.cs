@@ -78,7 +78,7 @@ internal sealed unsafe class ZstdBlockCodec : Codec
     /// (the module skips locals init), so the row match finder was on or off depending on what an earlier call had left
     /// on the stack, and levels 5-15 gave different bytes for the same document (found when the three compress APIs
     /// disagreed at level 9 in CI). Here the block starts zeroed, so both switches are zstd's "auto", resolved by its
-    /// rules; <see cref="ZstdBeginParameterTests"/> holds every level to them.
+    /// rules; the tests' <c>ZstdBeginParameterTests</c> hold every level to them.
     /// </summary>
     internal static nuint Begin(ZSTD_CCtx_s* context, ZSTD_CDict_s* dictionary, int level, ulong sourceLength)
     {
