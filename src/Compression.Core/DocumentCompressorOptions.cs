@@ -13,8 +13,9 @@ public sealed class DocumentCompressorOptions
     public CompressionCodec Codec { get; set; } = CompressionCodec.Zstd;
 
     /// <summary>
-    /// The codec level, or <see langword="null"/> for the codec's default. Allowed: zstd 1-22 (default 3),
-    /// lz4 0-12 (0 fast, default; 3-12 HC), snappy 0, deflate and gzip 0-9 (default 6), brotli 0-11 (default 4).
+    /// The codec level, or <see langword="null"/> for the codec's default. Each codec's allowed levels and default are
+    /// in docs/configuration.md ("Level"), taken from its file in <c>Codecs/</c>; a level outside them fails validation
+    /// with the range in the message.
     /// </summary>
     /// <value>Defaults to <see langword="null"/>.</value>
     public int? Level { get; set; }
@@ -61,8 +62,8 @@ public sealed class DocumentCompressorOptions
     /// <value>Defaults to 64 MiB.</value>
     public int MaxUncompressedLength { get; set; } = DefaultMaxUncompressedLength;
 
-    /// <summary>The codecs a setting may name: every codec but <see cref="CompressionCodec.PackedZstd"/> and <see cref="CompressionCodec.FieldZstd"/>, which the engine chooses.</summary>
-    internal static string SettableCodecNames => string.Join(", ", Enum.GetNames<CompressionCodec>().Where(n => n is not (nameof(CompressionCodec.PackedZstd) or nameof(CompressionCodec.FieldZstd))));
+    /// <summary>The codecs a setting may name: every codec but the structured ones, which the engine chooses (<see cref="CodecRegistry.SettableNames"/>).</summary>
+    internal static string SettableCodecNames => CodecRegistry.SettableNames;
 
     /// <summary>The effective level: <see cref="Level"/> or the codec's default.</summary>
     internal int EffectiveLevel => Level ?? Compression.Codecs.Codec.For(Codec).DefaultLevel;
@@ -73,16 +74,15 @@ public sealed class DocumentCompressorOptions
     {
         var errors = new List<string>();
         string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
-        if (!Enum.IsDefined(Codec) || Codec is CompressionCodec.PackedZstd or CompressionCodec.FieldZstd)
+        if (CodecRegistry.Find(Codec) is not { IsStructured: false } codec)
         {
-            string why = Codec is CompressionCodec.PackedZstd or CompressionCodec.FieldZstd
+            string why = CodecRegistry.Find(Codec) is { IsStructured: true }
                 ? "is written by the engine when a dictionary carries a shape table (and a field model), not chosen (choose Zstd)"
                 : "is not a codec";
             errors.Add($"{Key(nameof(Codec))}: '{Codec}' {why}; allowed: {SettableCodecNames}.");
         }
         else if (Level is int level)
         {
-            var codec = Compression.Codecs.Codec.For(Codec);
             if (level < codec.MinLevel || level > codec.MaxLevel)
                 errors.Add($"{Key(nameof(Level))}: {level} is out of range for {Codec}; allowed: {codec.MinLevel} to {codec.MaxLevel}.");
         }

@@ -13,6 +13,8 @@ internal sealed class BrotliCodec : Codec
     public override int MinLevel => 0;
     public override int MaxLevel => 11;
     public override int DefaultLevel => 4;
+    public override string Name => "brotli";
+    public override IReadOnlyList<int> AnalyzeLevels { get; } = [1, 4, 9];
 
     public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten) =>
         BrotliEncoder.TryCompress(source, destination, out bytesWritten, level, WindowBits);

@@ -16,6 +16,27 @@ internal abstract class Codec
 
     public abstract int DefaultLevel { get; }
 
+    /// <summary>
+    /// The codec's name in lower case, words joined by '_': the <c>codec</c> tag of the engine's metrics, the codec
+    /// column of <c>docz analyze</c>, and (with spaces for '_') the names the envelope reader's messages list.
+    /// </summary>
+    public abstract string Name { get; }
+
+    /// <summary>
+    /// Whether the codec is written only by the engine, with a dictionary's shape table (codecs 7 and 8): never a
+    /// setting, only in formats v2 and v3 with a checksum and a dictionary id. The others are application codecs.
+    /// </summary>
+    public virtual bool IsStructured => false;
+
+    /// <summary>Whether an envelope of this codec may carry a dictionary id.</summary>
+    public virtual bool TakesDictionary => IsStructured;
+
+    /// <summary>
+    /// The levels <c>docz analyze</c> measures the codec at without a dictionary (with <c>--quick</c>: <see cref="DefaultLevel"/>
+    /// alone); empty for a codec the tool does not measure as a setting (<see cref="IsStructured"/>).
+    /// </summary>
+    public abstract IReadOnlyList<int> AnalyzeLevels { get; }
+
     /// <summary>Compresses into <paramref name="destination"/>; returns false when it does not fit.</summary>
     public abstract bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten);
 
@@ -51,19 +72,8 @@ internal abstract class Codec
     /// </summary>
     public virtual byte[]? DecompressUnproven(ReadOnlySpan<byte> source, int declared, ZstdDictionary? dictionary) => null;
 
-    public static Codec For(CompressionCodec codec) => codec switch
-    {
-        CompressionCodec.Stored => StoredCodec.Instance,
-        CompressionCodec.Zstd => ZstdCodec.Instance,
-        CompressionCodec.Lz4 => Lz4Codec.Instance,
-        CompressionCodec.Snappy => SnappyCodec.Instance,
-        CompressionCodec.Deflate => ZlibFamilyCodec.Deflate,
-        CompressionCodec.Gzip => ZlibFamilyCodec.Gzip,
-        CompressionCodec.Brotli => BrotliCodec.Instance,
-        CompressionCodec.PackedZstd => PackedZstdCodec.Instance,
-        CompressionCodec.FieldZstd => FieldZstdCodec.Instance,
-        _ => throw new ArgumentOutOfRangeException(nameof(codec), codec, "Unknown codec."),
-    };
+    /// <summary>The codec of id <paramref name="codec"/> (<see cref="CodecRegistry.For"/>).</summary>
+    public static Codec For(CompressionCodec codec) => CodecRegistry.For(codec);
 
     /// <summary>The codec that writes a document of <paramref name="length"/> bytes in <paramref name="format"/>: v2 zstd up to 128 KiB is a raw block.</summary>
     public static Codec ForWriting(Codec codec, EnvelopeFormat format, int length) =>
@@ -139,6 +149,8 @@ internal sealed class StoredCodec : Codec
     public override int MinLevel => 0;
     public override int MaxLevel => 0;
     public override int DefaultLevel => 0;
+    public override string Name => "stored";
+    public override IReadOnlyList<int> AnalyzeLevels { get; } = [0];
 
     public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten)
     {

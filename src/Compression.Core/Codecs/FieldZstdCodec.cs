@@ -20,6 +20,9 @@ internal sealed class FieldZstdCodec : Codec
     public override int MinLevel => ZstdCodec.MinimumLevel;
     public override int MaxLevel => ZstdCodec.MaximumLevel;
     public override int DefaultLevel => 3;
+    public override string Name => "field_zstd";
+    public override bool IsStructured => true;
+    public override IReadOnlyList<int> AnalyzeLevels => [];
 
     /// <summary>
     /// Packs <paramref name="source"/> (verified), splits the packed stream with the field model (verified by joining it

@@ -10,6 +10,8 @@ internal sealed class Lz4Codec : Codec
     public override int MinLevel => 0;
     public override int MaxLevel => 12;
     public override int DefaultLevel => 0;
+    public override string Name => "lz4";
+    public override IReadOnlyList<int> AnalyzeLevels { get; } = [0, 9];
 
     public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten)
     {

@@ -20,6 +20,9 @@ internal sealed class PackedZstdCodec : Codec
     public override int MinLevel => ZstdCodec.MinimumLevel;
     public override int MaxLevel => ZstdCodec.MaximumLevel;
     public override int DefaultLevel => 3;
+    public override string Name => "packed_zstd";
+    public override bool IsStructured => true;
+    public override IReadOnlyList<int> AnalyzeLevels => [];
 
     /// <summary>
     /// Packs <paramref name="source"/> with the dictionary's shape table (verified byte for byte) and compresses the packed

@@ -10,6 +10,8 @@ internal sealed class SnappyCodec : Codec
     public override int MinLevel => 0;
     public override int MaxLevel => 0;
     public override int DefaultLevel => 0;
+    public override string Name => "snappy";
+    public override IReadOnlyList<int> AnalyzeLevels { get; } = [0];
 
     public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten) =>
         Snappy.TryCompress(source, destination, out bytesWritten);

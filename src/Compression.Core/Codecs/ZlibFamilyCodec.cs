@@ -10,15 +10,22 @@ namespace Compression.Codecs;
 /// </summary>
 internal sealed unsafe class ZlibFamilyCodec : Codec
 {
-    public static readonly ZlibFamilyCodec Deflate = new(CompressionCodec.Deflate);
-    public static readonly ZlibFamilyCodec Gzip = new(CompressionCodec.Gzip);
+    public static readonly ZlibFamilyCodec Deflate = new(CompressionCodec.Deflate, "deflate", [1, 6, 9]);
+    public static readonly ZlibFamilyCodec Gzip = new(CompressionCodec.Gzip, "gzip", [6]);
 
-    private ZlibFamilyCodec(CompressionCodec id) => Id = id;
+    private ZlibFamilyCodec(CompressionCodec id, string name, int[] analyzeLevels)
+    {
+        Id = id;
+        Name = name;
+        AnalyzeLevels = analyzeLevels;
+    }
 
     public override CompressionCodec Id { get; }
     public override int MinLevel => 0;
     public override int MaxLevel => 9;
     public override int DefaultLevel => 6;
+    public override string Name { get; }
+    public override IReadOnlyList<int> AnalyzeLevels { get; }
 
     public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten)
     {

@@ -30,6 +30,9 @@ internal sealed unsafe class ZstdBlockCodec : Codec
     public override int MinLevel => ZstdCodec.MinimumLevel;
     public override int MaxLevel => ZstdCodec.MaximumLevel;
     public override int DefaultLevel => 3;
+    public override string Name => ZstdCodec.Instance.Name;
+    public override bool TakesDictionary => true;
+    public override IReadOnlyList<int> AnalyzeLevels => ZstdCodec.Instance.AnalyzeLevels;
 
     /// <summary>Compresses one block; <see langword="false"/> when it does not fit or zstd finds it incompressible (then it is stored).</summary>
     public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten)

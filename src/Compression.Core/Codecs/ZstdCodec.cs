@@ -22,6 +22,9 @@ internal sealed class ZstdCodec : Codec
     public override int MinLevel => MinimumLevel;
     public override int MaxLevel => MaximumLevel;
     public override int DefaultLevel => 3;
+    public override string Name => "zstd";
+    public override bool TakesDictionary => true;
+    public override IReadOnlyList<int> AnalyzeLevels { get; } = [1, 3, 9, 19];
 
     public override bool TryCompress(ReadOnlySpan<byte> source, Span<byte> destination, int level, ZstdDictionary? dictionary, out int bytesWritten)
     {

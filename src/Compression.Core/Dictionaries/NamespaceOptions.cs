@@ -11,10 +11,7 @@ public sealed class NamespaceOptions
     /// <value>Defaults to <see cref="CompressionCodec.Zstd"/>; dictionaries are used with zstd only.</value>
     public CompressionCodec Codec { get; set; } = CompressionCodec.Zstd;
 
-    /// <summary>
-    /// The codec level, or <see langword="null"/> for the codec's default. Allowed: zstd 1-22 (default 3), lz4 0-12
-    /// (default 0), snappy 0, deflate and gzip 0-9 (default 6), brotli 0-11 (default 4), stored 0.
-    /// </summary>
+    /// <summary>The codec level, or <see langword="null"/> for the codec's default (see <see cref="DocumentCompressorOptions.Level"/>).</summary>
     /// <value>Defaults to <see langword="null"/>.</value>
     public int? Level { get; set; }
 

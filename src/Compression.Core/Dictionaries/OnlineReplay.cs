@@ -50,7 +50,7 @@ internal static class OnlineReplay
             envelopes[i] = writer.WrittenSpan.ToArray();
             raw += documents[i].Length;
             output += writer.WrittenCount;
-            if ((writer.WrittenSpan[1] & DocumentEnvelope.CodecMask) is (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd) packed++;
+            if (Codecs.CodecRegistry.For((CompressionCodec)(writer.WrittenSpan[1] & DocumentEnvelope.CodecMask)).IsStructured) packed++;
             var current = ns.CurrentDictionary;
             if (current is not null && current.Version != currentVersion)
             {

@@ -325,7 +325,7 @@ internal sealed class TrainingCoordinator
             {
                 state.Compressor.TryCompress(document, buffer, out int written, dictionary);
                 total += written;
-                if ((buffer[1] & DocumentEnvelope.CodecMask) is (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd) packed++;
+                if (Codecs.CodecRegistry.For((CompressionCodec)(buffer[1] & DocumentEnvelope.CodecMask)).IsStructured) packed++;
             }
             return total;
         }

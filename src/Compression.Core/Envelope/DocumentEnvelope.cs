@@ -39,7 +39,7 @@ public static class DocumentEnvelope
     internal const int VersionShift = 4;
     internal const byte ChecksumFlag = 0x40;
     internal const byte DictionaryFlag = 0x80;
-    internal const int MaxCodecId = (int)CompressionCodec.FieldZstd;
+    internal static readonly int MaxCodecId = Codecs.CodecRegistry.MaxId;
 
     /// <summary>Whether <paramref name="data"/> starts like an envelope (its first byte is <see cref="Magic"/>).</summary>
     public static bool IsEnvelope(ReadOnlySpan<byte> data) => !data.IsEmpty && data[0] == Magic;
@@ -78,8 +78,9 @@ public static class DocumentEnvelope
         bool hasDictionary = (flags & DictionaryFlag) != 0;
 
         if (version > LatestFormatVersion || codecId > MaxCodecId) ThrowUnknownVersionOrCodec(version, codecId);
-        if (codecId is (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd && (version == 0 || !hasChecksum || !hasDictionary))
-            ThrowBadPackedZstd(codecId, version, hasChecksum);
+        Codecs.Codec codec = Codecs.CodecRegistry.For((CompressionCodec)codecId);
+        if (codec.IsStructured && (version == 0 || !hasChecksum || !hasDictionary))
+            ThrowBadPackedZstd(codec, version, hasChecksum);
 
         int offset = 2;
         if (!Varint.TryRead(data[offset..], out uint length, out int read))
@@ -90,7 +91,7 @@ public static class DocumentEnvelope
         uint? dictionaryId = null;
         if (hasDictionary)
         {
-            if (codecId is not ((int)CompressionCodec.Zstd or (int)CompressionCodec.PackedZstd or (int)CompressionCodec.FieldZstd)) ThrowDictionaryOnCodec(codecId);
+            if (!codec.TakesDictionary) ThrowDictionaryOnCodec(codecId);
             if (!Varint.TryRead(data[offset..], out uint id, out read))
                 ThrowHelper.ThrowCorrupt("Envelope truncated or corrupt: bad dictionary-id varint.");
             offset += read;
@@ -103,7 +104,7 @@ public static class DocumentEnvelope
             ThrowHelper.ThrowCorrupt("Envelope truncated: no room for the checksum.");
         if (codecId == (int)CompressionCodec.Stored && payloadLength != length) ThrowStoredLength(length, payloadLength);
         if (length > 0 && payloadLength == 0) ThrowNoPayload(length);
-        long most = Codecs.Codec.For((CompressionCodec)codecId).MaxDecodedLength(payloadLength);
+        long most = codec.MaxDecodedLength(payloadLength);
         if (length > most) ThrowOverPayload(length, codecId, payloadLength, most);
 
         header = new EnvelopeHeader
@@ -127,11 +128,11 @@ public static class DocumentEnvelope
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowUnknownVersionOrCodec(int version, int codecId) => ThrowHelper.ThrowCorrupt(version > LatestFormatVersion
         ? $"Unknown envelope format version {version} (v{version + 1}); this reader knows versions 0 (v1), 1 (v2) and 2 (v3)."
-        : $"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} (stored, zstd, lz4, snappy, deflate, brotli, gzip, packed zstd, field zstd).");
+        : $"Unknown codec id {codecId}; known ids are 0-{MaxCodecId} ({Codecs.CodecRegistry.KnownNames}).");
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
-    private static void ThrowBadPackedZstd(int codecId, int version, bool hasChecksum) =>
-        ThrowHelper.ThrowCorrupt($"Envelope of codec {codecId} ({(codecId == (int)CompressionCodec.PackedZstd ? "packed zstd" : "field zstd")}) is {(version == 0 ? "format v1" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in formats v2 and v3, with a checksum and a dictionary id.");
+    private static void ThrowBadPackedZstd(Codecs.Codec codec, int version, bool hasChecksum) =>
+        ThrowHelper.ThrowCorrupt($"Envelope of codec {(int)codec.Id} ({codec.Name.Replace('_', ' ')}) is {(version == 0 ? "format v1" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in formats v2 and v3, with a checksum and a dictionary id.");
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowOverLimit(uint length, int maxUncompressedLength) =>

@@ -47,19 +47,8 @@ internal sealed class CompressionMetrics : IDisposable
 
     public void DecodeFailed(string ns, string reason) => _decodeFailures.Add(1, new TagList { { "namespace", ns }, { "reason", reason } });
 
-    public static string CodecName(CompressionCodec codec) => codec switch
-    {
-        CompressionCodec.Stored => "stored",
-        CompressionCodec.Zstd => "zstd",
-        CompressionCodec.Lz4 => "lz4",
-        CompressionCodec.Snappy => "snappy",
-        CompressionCodec.Deflate => "deflate",
-        CompressionCodec.Brotli => "brotli",
-        CompressionCodec.Gzip => "gzip",
-        CompressionCodec.PackedZstd => "packed_zstd",
-        CompressionCodec.FieldZstd => "field_zstd",
-        _ => "unknown",
-    };
+    /// <summary>The <c>codec</c> tag of <paramref name="codec"/>: its <see cref="Codecs.Codec.Name"/>, or "unknown".</summary>
+    public static string CodecName(CompressionCodec codec) => Codecs.CodecRegistry.Find(codec)?.Name ?? "unknown";
 
     public void Dispose()
     {

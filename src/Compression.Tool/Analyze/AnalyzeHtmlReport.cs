@@ -271,8 +271,9 @@ internal static class AnalyzeHtmlReport
     private static bool Overlaps((double X1, double Y1, double X2, double Y2) a, (double X1, double Y1, double X2, double Y2) b) =>
         a.X1 < b.X2 && b.X1 < a.X2 && a.Y1 < b.Y2 && b.Y1 < a.Y2;
 
+    /// <summary>The row's name on the chart: the codec, with the level unless the codec has only one (stored, snappy).</summary>
     private static string Label(CodecResult r) =>
-        (r.Codec is "stored" or "snappy" ? r.Codec : string.Create(C, $"{r.Codec}-{r.Level}")) + (r.Shapes ? " +dict+shapes" : r.Dictionary ? " +dict" : "");
+        (CorpusAnalyzer.HasOneLevel(r.Codec) ? r.Codec : string.Create(C, $"{r.Codec}-{r.Level}")) + (r.Shapes ? " +dict+shapes" : r.Dictionary ? " +dict" : "");
 
     /// <summary>1, 2, 2.5 or 5 times a power of ten, at least <paramref name="raw"/>.</summary>
     private static double NiceStep(double raw)

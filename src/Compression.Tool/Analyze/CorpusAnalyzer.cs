@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text.Json.Serialization;
+using Compression.Codecs;
 using Compression.Dictionaries;
 using Compression.Structure;
 using ZstdSharp;
@@ -86,26 +87,18 @@ internal sealed record InputSummary(long Lines, long SkippedLines, IReadOnlyList
 /// </summary>
 internal static class CorpusAnalyzer
 {
-    private static readonly (CompressionCodec Codec, int Level)[] FullCases =
-    [
-        (CompressionCodec.Stored, 0),
-        (CompressionCodec.Zstd, 1), (CompressionCodec.Zstd, 3), (CompressionCodec.Zstd, 9), (CompressionCodec.Zstd, 19),
-        (CompressionCodec.Lz4, 0), (CompressionCodec.Lz4, 9),
-        (CompressionCodec.Snappy, 0),
-        (CompressionCodec.Deflate, 1), (CompressionCodec.Deflate, 6), (CompressionCodec.Deflate, 9),
-        (CompressionCodec.Gzip, 6),
-        (CompressionCodec.Brotli, 1), (CompressionCodec.Brotli, 4), (CompressionCodec.Brotli, 9),
-    ];
+    /// <summary>Every application codec at each of its <see cref="Codec.AnalyzeLevels"/>, in the registry's order.</summary>
+    internal static readonly (CompressionCodec Codec, int Level)[] FullCases =
+        [.. CodecRegistry.All.Where(c => !c.IsStructured).SelectMany(c => c.AnalyzeLevels.Select(level => (c.Id, level)))];
 
-    private static readonly int[] FullDictionaryLevels = [1, 3, 9, 19];
+    /// <summary>Zstd with the dictionary: at the levels zstd is measured at without one.</summary>
+    private static readonly int[] FullDictionaryLevels = [.. CodecRegistry.For(CompressionCodec.Zstd).AnalyzeLevels];
 
-    private static readonly (CompressionCodec Codec, int Level)[] QuickCases =
-    [
-        (CompressionCodec.Stored, 0), (CompressionCodec.Zstd, 3), (CompressionCodec.Lz4, 0), (CompressionCodec.Snappy, 0),
-        (CompressionCodec.Deflate, 6), (CompressionCodec.Gzip, 6), (CompressionCodec.Brotli, 4),
-    ];
+    /// <summary>With <c>--quick</c>: every application codec at its default level, in the registry's order.</summary>
+    internal static readonly (CompressionCodec Codec, int Level)[] QuickCases =
+        [.. CodecRegistry.All.Where(c => !c.IsStructured).Select(c => (c.Id, c.DefaultLevel))];
 
-    private static readonly int[] QuickDictionaryLevels = [3];
+    private static readonly int[] QuickDictionaryLevels = [CodecRegistry.For(CompressionCodec.Zstd).DefaultLevel];
 
     public static AnalyzeResult Analyze(IReadOnlyList<byte[]> documents, AnalyzeSettings settings, CancellationToken cancellationToken = default) =>
         Analyze(documents, settings, AnalyzeProgress.None, ClockPassTimer.System, cancellationToken);
@@ -411,7 +404,10 @@ internal static class CorpusAnalyzer
         }
     }
 
-    internal static string CodecName(CompressionCodec codec) => codec.ToString().ToLowerInvariant();
+    internal static string CodecName(CompressionCodec codec) => CodecRegistry.For(codec).Name;
+
+    /// <summary>Whether the codec named <paramref name="name"/> (a row's <see cref="CodecResult.Codec"/>) has a single level, so a level says nothing about it.</summary>
+    internal static bool HasOneLevel(string name) => CodecRegistry.All.Any(c => c.Name == name && c.MinLevel == c.MaxLevel);
 
     /// <summary>A row as the progress names it: <c>zstd level 3 with the dictionary and shapes</c>.</summary>
     internal static string Describe(CodecResult row) =>

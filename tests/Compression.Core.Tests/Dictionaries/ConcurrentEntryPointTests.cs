@@ -1,5 +1,6 @@
 using System.Buffers;
 using System.Collections.Concurrent;
+using Compression.Core.Tests.Envelope;
 using Compression.Dictionaries;
 using Microsoft.Extensions.Time.Testing;
 using Xunit;
@@ -768,7 +769,7 @@ public sealed class ConcurrentEntryPointTests(ITestOutputHelper output) : IDispo
         }
         foreach (var format in new[] { EnvelopeFormat.V3, EnvelopeFormat.V1 })
         {
-            foreach (var codec in new[] { CompressionCodec.Stored, CompressionCodec.Zstd, CompressionCodec.Lz4, CompressionCodec.Snappy, CompressionCodec.Deflate, CompressionCodec.Gzip, CompressionCodec.Brotli })
+            foreach (var codec in Corpus.AllCodecsInRegistryOrder)
                 Add($"{codec}-{format}", new DocumentCompressorOptions { Codec = codec, Format = format }, null);
             Add($"zstd+dict-{format}", new DocumentCompressorOptions { Codec = CompressionCodec.Zstd, Format = format }, dictionary, pack: false);
             if (format != EnvelopeFormat.V1) Add($"packed-{format}", new DocumentCompressorOptions { Codec = CompressionCodec.Zstd, Format = format }, dictionary);

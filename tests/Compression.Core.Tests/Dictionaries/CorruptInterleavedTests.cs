@@ -1,4 +1,6 @@
 using System.Buffers;
+using Compression.Codecs;
+using Compression.Core.Tests.Envelope;
 using Compression.Dictionaries;
 using Xunit;
 using Xunit.Abstractions;
@@ -49,11 +51,8 @@ public sealed class CorruptInterleavedTests(ITestOutputHelper output)
         {
             Add($"zstd-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Zstd, Format = f }), null, CompressionCodec.Zstd);
             Add($"zstd-dict-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Zstd, Format = f }) { Pack = false }, dict, CompressionCodec.Zstd);
-            Add($"lz4-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Lz4, Format = f }), null, CompressionCodec.Lz4);
-            Add($"snappy-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Snappy, Format = f }), null, CompressionCodec.Snappy);
-            Add($"deflate-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Deflate, Format = f }), null, CompressionCodec.Deflate);
-            Add($"gzip-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Gzip, Format = f }), null, CompressionCodec.Gzip);
-            Add($"brotli-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Brotli, Format = f }), null, CompressionCodec.Brotli);
+            foreach (var codec in Corpus.AllCodecsInRegistryOrder.Where(c => c is not (CompressionCodec.Stored or CompressionCodec.Zstd)))
+                Add($"{CodecRegistry.For(codec).Name}-{f}", new DocumentCompressor(new() { Codec = codec, Format = f }), null, codec);
             if (f != EnvelopeFormat.V1)
                 Add($"packed-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Zstd, Format = f }), dict,
                     dict.Shapes?.Fields is null ? CompressionCodec.PackedZstd : CompressionCodec.FieldZstd); // the engine's dictionary: a field model where one pays

@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Text;
+using Compression.Codecs;
 using Compression.Dictionaries;
 
 namespace Compression.Core.Tests.Envelope;
@@ -7,8 +8,17 @@ namespace Compression.Core.Tests.Envelope;
 /// <summary>Generated documents, all from seeded <see cref="System.Random"/> (no files from outside the repository).</summary>
 internal static class Corpus
 {
-    /// <summary>Every codec a setting can name (packed zstd is chosen by the engine, and tested in PackedEnvelopeTests).</summary>
-    public static readonly CompressionCodec[] AllCodecs = [.. Enum.GetValues<CompressionCodec>().Where(c => c is not (CompressionCodec.PackedZstd or CompressionCodec.FieldZstd))];
+    /// <summary>
+    /// Every codec a setting can name, in id order: the registry's application codecs (packed and field zstd are chosen
+    /// by the engine, and tested in PackedEnvelopeTests and FieldModelTests).
+    /// </summary>
+    public static readonly CompressionCodec[] AllCodecs = [.. CodecRegistry.Settable.Select(c => c.Id)];
+
+    /// <summary><see cref="AllCodecs"/> but stored: the codecs that compress.</summary>
+    public static readonly CompressionCodec[] CompressingCodecs = [.. AllCodecs.Where(c => c != CompressionCodec.Stored)];
+
+    /// <summary>Every codec a setting can name, in the registry's order (the zlib family together).</summary>
+    public static readonly CompressionCodec[] AllCodecsInRegistryOrder = [.. CodecRegistry.All.Where(c => !c.IsStructured).Select(c => c.Id)];
 
     /// <summary>The id of <see cref="Dictionary"/>.</summary>
     public const uint DictionaryId = 4242;

@@ -1,4 +1,5 @@
 using System.Buffers;
+using Compression.Codecs;
 using Compression.Internal;
 using Xunit;
 
@@ -185,13 +186,11 @@ public sealed class EnvelopeRoundTripTests
         Assert.True(withDictionary < plain * 0.7, $"{withDictionary} B with the dictionary against {plain} B without");
     }
 
+    /// <summary>The codecs a setting can name that take no dictionary (all but zstd).</summary>
+    public static TheoryData<CompressionCodec> CodecsWithoutADictionary() => new(Corpus.AllCodecs.Where(c => !CodecRegistry.For(c).TakesDictionary));
+
     [Theory]
-    [InlineData(CompressionCodec.Stored)]
-    [InlineData(CompressionCodec.Lz4)]
-    [InlineData(CompressionCodec.Snappy)]
-    [InlineData(CompressionCodec.Deflate)]
-    [InlineData(CompressionCodec.Brotli)]
-    [InlineData(CompressionCodec.Gzip)]
+    [MemberData(nameof(CodecsWithoutADictionary))]
     public void Compress_DictionaryWithANonZstdCodec_IsIgnored(CompressionCodec codec)
     {
         var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec });
@@ -219,13 +218,10 @@ public sealed class EnvelopeRoundTripTests
         }
     }
 
+    public static TheoryData<CompressionCodec> CompressingCodecs() => new(Corpus.CompressingCodecs);
+
     [Theory]
-    [InlineData(CompressionCodec.Zstd)]
-    [InlineData(CompressionCodec.Lz4)]
-    [InlineData(CompressionCodec.Snappy)]
-    [InlineData(CompressionCodec.Deflate)]
-    [InlineData(CompressionCodec.Brotli)]
-    [InlineData(CompressionCodec.Gzip)]
+    [MemberData(nameof(CompressingCodecs))]
     public void Compress_AtTheMinimumSizeBoundary_StoresBelowAndCompressesFrom(CompressionCodec codec)
     {
         var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = codec }); // MinimumSize 32
@@ -295,12 +291,16 @@ public sealed class EnvelopeRoundTripTests
         Assert.Throws<ArgumentNullException>(() => compressor.Decompress(compressor.Compress(new byte[10]), (IBufferWriter<byte>)null!));
     }
 
+    /// <summary>Each codec a setting can name that has more than one level, with its range (docs/configuration.md, "Level").</summary>
+    public static TheoryData<CompressionCodec, int, int> CodecsWithLevels()
+    {
+        var data = new TheoryData<CompressionCodec, int, int>();
+        foreach (var codec in Corpus.AllCodecs.Select(CodecRegistry.For).Where(c => c.MinLevel < c.MaxLevel)) data.Add(codec.Id, codec.MinLevel, codec.MaxLevel);
+        return data;
+    }
+
     [Theory]
-    [InlineData(CompressionCodec.Lz4, 0, 12)]
-    [InlineData(CompressionCodec.Deflate, 0, 9)]
-    [InlineData(CompressionCodec.Gzip, 0, 9)]
-    [InlineData(CompressionCodec.Brotli, 0, 11)]
-    [InlineData(CompressionCodec.Zstd, 1, 22)]
+    [MemberData(nameof(CodecsWithLevels))]
     public void Compress_EveryAllowedLevel_RoundTrips(CompressionCodec codec, int min, int max)
     {
         byte[] document = Corpus.Json(5000, 11);
