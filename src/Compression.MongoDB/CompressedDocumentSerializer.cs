@@ -150,19 +150,19 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     /// <summary>
     /// The class map writes <paramref name="value"/>; for an instance of a derived type it hands it to the serializer
     /// registered for that type, a <see cref="CompressedDerivedSerializer{TDerived, TBase}"/>, which must then write it
-    /// plain (it is being compressed here) rather than compress it a second time: it knows by <see cref="CompressedDocumentSerializer.InClassMap"/>.
+    /// plain (it is being compressed here) rather than compress it a second time: it knows by <see cref="ClassMapInProgress.Writing"/>.
     /// </summary>
     private void SerializeWithClassMap(BsonSerializationContext context, BsonSerializationArgs args, T value)
     {
-        object? outer = CompressedDocumentSerializer.InClassMap;
-        CompressedDocumentSerializer.InClassMap = value;
+        object? outer = ClassMapInProgress.Writing;
+        ClassMapInProgress.Writing = value;
         try
         {
             _inner.Serialize(context, args, value);
         }
         finally
         {
-            CompressedDocumentSerializer.InClassMap = outer;
+            ClassMapInProgress.Writing = outer;
         }
     }
 
@@ -441,15 +441,15 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         using var reader = new BsonBinaryReader(stream);
         // The class map hands a derived instance to the serializer of its type, at the start of this reader: that one
         // reads it with its class map straight away (CompressedDerivedSerializer.Deserialize), the document being plain here.
-        BsonBinaryReader? outer = CompressedDocumentSerializer.ReadingPlain;
-        CompressedDocumentSerializer.ReadingPlain = reader;
+        BsonBinaryReader? outer = ClassMapInProgress.ReadingPlain;
+        ClassMapInProgress.ReadingPlain = reader;
         try
         {
             return classMap.Deserialize(BsonDeserializationContext.CreateRoot(reader));
         }
         finally
         {
-            CompressedDocumentSerializer.ReadingPlain = outer;
+            ClassMapInProgress.ReadingPlain = outer;
         }
     }
 
@@ -560,15 +560,4 @@ public static class CompressedDocumentSerializer
         }
         return found;
     }
-
-    /// <summary>
-    /// The value a compressed serializer's class map is writing on this thread: the serializer of a derived type it hands
-    /// the value to writes it plain instead of compressing it again.
-    /// </summary>
-    [ThreadStatic]
-    internal static object? InClassMap;
-
-    /// <summary>The reader over a plain (or merged) document whose root a compressed serializer's class map is reading on this thread.</summary>
-    [ThreadStatic]
-    internal static BsonBinaryReader? ReadingPlain;
 }
