@@ -2,8 +2,6 @@ using System.Buffers;
 using System.Collections.Concurrent;
 using System.Globalization;
 using System.Runtime.CompilerServices;
-using System.Security.Cryptography;
-using System.Text;
 using System.Text.Json;
 using Compression.Couchbase.Internal;
 using Compression.Dictionaries;
@@ -33,13 +31,13 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     /// <summary>The prefix of every key the store writes, unless a test gives its own.</summary>
     internal const string DefaultKeyPrefix = "_compression::";
 
-    private const int MaxKeyBytes = 250;
     private const int MaxSmallDocumentBytes = 64 * 1024;
     private readonly Func<CancellationToken, ValueTask<ICouchbaseCollection>> _collection;
     /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
     private const int MaxShapesBytes = Compression.Structure.ShapeTransform.MaxStoredLength; // a shape table and its field model
     private readonly long _maxRecordBytes;
     private readonly ConcurrentDictionary<string, int> _lastKnown = new(StringComparer.Ordinal);
+    private readonly CouchbaseDictionaryKeys _keys;
 
     /// <summary>Creates the store in <paramref name="collection"/>.</summary>
     /// <param name="collection">Where the dictionaries live: usually the bucket's default collection.</param>
@@ -54,7 +52,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     internal CouchbaseDictionaryStore(Func<CancellationToken, ValueTask<ICouchbaseCollection>> collection, string collectionName, int maxDictionaryBytes,
         string keyPrefix = DefaultKeyPrefix)
     {
-        KeyPrefix = keyPrefix;
+        _keys = new CouchbaseDictionaryKeys(keyPrefix);
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
         _collection = collection;
         CollectionName = collectionName;
@@ -63,7 +61,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     }
 
     /// <summary>The prefix of the store's keys (tests against a shared real cluster use one of their own).</summary>
-    internal string KeyPrefix { get; }
+    internal string KeyPrefix => _keys.KeyPrefix;
 
     /// <summary>The collection the records are in: <c>bucket.scope.collection</c>.</summary>
     public string CollectionName { get; }
@@ -182,30 +180,17 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         }
     }
 
-    /// <summary>The key of a dictionary record.</summary>
-    internal string RecordKey(uint id) => $"{KeyPrefix}dict::{id.ToString(CultureInfo.InvariantCulture)}";
+    /// <inheritdoc cref="CouchbaseDictionaryKeys.RecordKey"/>
+    internal string RecordKey(uint id) => _keys.RecordKey(id);
 
-    /// <summary>The key that says which id won a version of a namespace.</summary>
-    internal string VersionKey(string @namespace, int version) => $"{NamespaceKey(@namespace)}::v{version.ToString(CultureInfo.InvariantCulture)}";
+    /// <inheritdoc cref="CouchbaseDictionaryKeys.VersionKey"/>
+    internal string VersionKey(string @namespace, int version) => _keys.VersionKey(@namespace, version);
 
-    /// <summary>The key of a namespace's hint of its newest version.</summary>
-    internal string HintKey(string @namespace) => $"{NamespaceKey(@namespace)}::current";
+    /// <inheritdoc cref="CouchbaseDictionaryKeys.HintKey"/>
+    internal string HintKey(string @namespace) => _keys.HintKey(@namespace);
 
-    internal string IndexKey => KeyPrefix + "namespaces";
-
-    /// <summary>
-    /// <c>_compression::ns::{namespace}</c>; a namespace too long for Couchbase's 250-byte keys is cut and suffixed with a
-    /// hash of the whole name (the documents hold the full name, checked on every read).
-    /// </summary>
-    private string NamespaceKey(string @namespace)
-    {
-        string key = $"{KeyPrefix}ns::{@namespace}";
-        if (Encoding.UTF8.GetByteCount(key) + 16 <= MaxKeyBytes) return key;
-        string hash = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(@namespace)), 0, 16);
-        string prefix = @namespace.Length > 100 ? @namespace[..100] : @namespace;
-        while (Encoding.UTF8.GetByteCount(prefix) > 100) prefix = prefix[..^1];
-        return $"{KeyPrefix}ns::{prefix}~{hash}";
-    }
+    /// <inheritdoc cref="CouchbaseDictionaryKeys.IndexKey"/>
+    internal string IndexKey => _keys.IndexKey;
 
     /// <summary>The newest version of a namespace and its id: from the last known version or the hint, probing upward.</summary>
     private async ValueTask<(int Version, uint Id)> FindNewestAsync(ICouchbaseCollection collection, string ns, CancellationToken cancellationToken)
