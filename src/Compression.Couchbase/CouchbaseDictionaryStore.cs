@@ -1,6 +1,4 @@
-using System.Buffers;
 using System.Collections.Concurrent;
-using System.Globalization;
 using System.Runtime.CompilerServices;
 using System.Text.Json;
 using Compression.Couchbase.Internal;
@@ -33,11 +31,10 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
 
     private const int MaxSmallDocumentBytes = 64 * 1024;
     private readonly Func<CancellationToken, ValueTask<ICouchbaseCollection>> _collection;
-    /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
-    private const int MaxShapesBytes = Compression.Structure.ShapeTransform.MaxStoredLength; // a shape table and its field model
     private readonly long _maxRecordBytes;
     private readonly ConcurrentDictionary<string, int> _lastKnown = new(StringComparer.Ordinal);
     private readonly CouchbaseDictionaryKeys _keys;
+    private readonly CouchbaseDictionaryJson _json;
 
     /// <summary>Creates the store in <paramref name="collection"/>.</summary>
     /// <param name="collection">Where the dictionaries live: usually the bucket's default collection.</param>
@@ -56,8 +53,9 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
         _collection = collection;
         CollectionName = collectionName;
+        _json = new CouchbaseDictionaryJson(this);
         // Base64 takes 4 bytes for every 3, plus the record's other fields.
-        _maxRecordBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (MaxShapesBytes + 2L) / 3 * 4 + 4096; // base64 of the content and the shape table, and the fields
+        _maxRecordBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (CouchbaseDictionaryJson.MaxShapesBytes + 2L) / 3 * 4 + 4096; // base64 of the content and the shape table, and the fields
     }
 
     /// <summary>The prefix of the store's keys (tests against a shared real cluster use one of their own).</summary>
@@ -133,7 +131,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         ulong recordCas = 0;
         try
         {
-            IMutationResult inserted = await collection.InsertAsync(RecordKey(candidate.Id), (ReadOnlyMemory<byte>)WriteRecord(candidate),
+            IMutationResult inserted = await collection.InsertAsync(RecordKey(candidate.Id), (ReadOnlyMemory<byte>)CouchbaseDictionaryJson.WriteRecord(candidate),
                 new InsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
             recordCas = inserted.Cas;
         }
@@ -147,7 +145,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         // 2. The version, insert-only: the first client to claim it wins.
         try
         {
-            await collection.InsertAsync(VersionKey(ns, candidate.Version), (ReadOnlyMemory<byte>)WritePointer(ns, candidate.Version, candidate.Id),
+            await collection.InsertAsync(VersionKey(ns, candidate.Version), (ReadOnlyMemory<byte>)CouchbaseDictionaryJson.WritePointer(ns, candidate.Version, candidate.Id),
                 new InsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
         }
         catch (DocumentExistsException)
@@ -248,11 +246,11 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         string key = VersionKey(ns, version);
         return await ReadSmallAsync(collection, key, cancellationToken, (body, store) =>
         {
-            using JsonDocument json = store.Parse(key, body);
+            using JsonDocument json = store._json.Parse(key, body);
             JsonElement root = json.RootElement;
-            string? docNamespace = store.String(key, root, "namespace");
-            int docVersion = store.Int(key, root, "version");
-            uint id = store.UInt(key, root, "id");
+            string? docNamespace = store._json.String(key, root, "namespace");
+            int docVersion = store._json.Int(key, root, "version");
+            uint id = store._json.UInt(key, root, "id");
             if (!string.Equals(docNamespace, ns, StringComparison.Ordinal) || docVersion != version)
                 throw new InvalidDataException($"{key} in {store.Location} says version {docVersion} of '{docNamespace}', not version {version} of '{ns}'.");
             if (id == 0) throw new InvalidDataException($"{key} in {store.Location} names dictionary 0, which is not a dictionary id.");
@@ -318,7 +316,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     {
         return await ReadSmallAsync(collection, IndexKey, cancellationToken, (body, store) =>
         {
-            using JsonDocument json = store.Parse(IndexKey, body);
+            using JsonDocument json = store._json.Parse(IndexKey, body);
             if (!json.RootElement.TryGetProperty("namespaces", out JsonElement list) || list.ValueKind != JsonValueKind.Array)
                 throw new InvalidDataException($"{IndexKey} in {store.Location} has no 'namespaces' array.");
             var names = new List<string>();
@@ -357,7 +355,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     private async ValueTask<DictionaryRecord?> ReadRecordAsync(ICouchbaseCollection collection, uint id, CancellationToken cancellationToken)
     {
         string key = RecordKey(id);
-        DictionaryRecord? record = await ReadAsync(collection, key, _maxRecordBytes, cancellationToken, (body, store) => store.ParseRecord(key, body), withCas: false)
+        DictionaryRecord? record = await ReadAsync(collection, key, _maxRecordBytes, cancellationToken, (body, store) => store._json.ParseRecord(key, body), withCas: false)
             .ConfigureAwait(false);
         if (record is not null && record.Id != id)
             throw new InvalidDataException($"Dictionary record {key} in {Location} says it is dictionary {record.Id}.");
@@ -391,128 +389,8 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         }
     }
 
-    private JsonDocument Parse(string key, ReadOnlyMemory<byte> body)
-    {
-        try
-        {
-            JsonDocument json = JsonDocument.Parse(body, new JsonDocumentOptions { MaxDepth = 8 });
-            if (json.RootElement.ValueKind != JsonValueKind.Object)
-            {
-                json.Dispose();
-                throw new InvalidDataException($"{key} in {Location} is not a JSON object.");
-            }
-            return json;
-        }
-        catch (JsonException ex)
-        {
-            throw new InvalidDataException($"{key} in {Location} is not valid JSON: {ex.Message}", ex);
-        }
-    }
-
-    private DictionaryRecord ParseRecord(string key, ReadOnlyMemory<byte> body)
-    {
-        using JsonDocument json = Parse(key, body);
-        JsonElement root = json.RootElement;
-        string? contentBase64 = String(key, root, "content");
-        byte[] content;
-        try
-        {
-            content = Convert.FromBase64String(contentBase64 ?? "");
-        }
-        catch (FormatException ex)
-        {
-            throw new InvalidDataException($"{key} in {Location}: 'content' is not base64.", ex);
-        }
-        string hash = String(key, root, "contentHash") ?? "";
-        if (hash.Length != 16 || !ulong.TryParse(hash, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out ulong contentHash))
-            throw new InvalidDataException($"{key} in {Location}: 'contentHash' is not 16 hex digits.");
-        // The shape table is optional: records without one have neither field.
-        ReadOnlyMemory<byte> shapes = default;
-        ulong shapesHash = 0;
-        if (root.TryGetProperty("shapes", out _) || root.TryGetProperty("shapesHash", out _))
-        {
-            try
-            {
-                shapes = Convert.FromBase64String(String(key, root, "shapes") ?? "");
-            }
-            catch (FormatException ex)
-            {
-                throw new InvalidDataException($"{key} in {Location}: 'shapes' is not base64.", ex);
-            }
-            if (shapes.Length > MaxShapesBytes) throw new InvalidDataException($"{key} in {Location}: 'shapes' has {shapes.Length} bytes, over {MaxShapesBytes}.");
-            string shapesHashText = String(key, root, "shapesHash") ?? "";
-            if (shapesHashText.Length != 16 || !ulong.TryParse(shapesHashText, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out shapesHash))
-                throw new InvalidDataException($"{key} in {Location}: 'shapesHash' is not 16 hex digits.");
-        }
-        string codec = String(key, root, "codec") ?? "";
-        if (!Enum.TryParse(codec, ignoreCase: false, out CompressionCodec parsedCodec) || !Enum.IsDefined(parsedCodec) || char.IsAsciiDigit(codec[0]))
-            throw new InvalidDataException($"{key} in {Location}: 'codec' is '{codec}', not a codec name.");
-        string created = String(key, root, "created") ?? "";
-        if (!DateTimeOffset.TryParse(created, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out DateTimeOffset createdAt))
-            throw new InvalidDataException($"{key} in {Location}: 'created' is not a date.");
-        return new DictionaryRecord
-        {
-            Id = UInt(key, root, "id"),
-            Namespace = String(key, root, "namespace") ?? throw new InvalidDataException($"{key} in {Location}: 'namespace' is null."),
-            Version = Int(key, root, "version"),
-            Content = content,
-            ContentHash = contentHash,
-            Created = createdAt,
-            Codec = parsedCodec,
-            Level = Int(key, root, "level"),
-            SampleCount = Int(key, root, "sampleCount"),
-            Ratio = Number(key, root, "ratio"),
-            Shapes = shapes,
-            ShapesHash = shapesHash,
-        };
-    }
-
-    private static byte[] WriteRecord(DictionaryRecord r)
-    {
-        var buffer = new ArrayBufferWriter<byte>(r.Content.Length * 4 / 3 + 512);
-        using (var writer = new Utf8JsonWriter(buffer))
-        {
-            writer.WriteStartObject();
-            writer.WriteString("type", "compression.dictionary");
-            writer.WriteNumber("id", r.Id);
-            writer.WriteString("namespace", r.Namespace);
-            writer.WriteNumber("version", r.Version);
-            writer.WriteString("codec", r.Codec.ToString());
-            writer.WriteNumber("level", r.Level);
-            writer.WriteNumber("sampleCount", r.SampleCount);
-            writer.WriteNumber("ratio", r.Ratio);
-            writer.WriteString("created", r.Created.ToString("O", CultureInfo.InvariantCulture));
-            writer.WriteString("contentHash", r.ContentHash.ToString("X16", CultureInfo.InvariantCulture));
-            writer.WriteBase64String("content", r.Content.Span);
-            if (!r.Shapes.IsEmpty)
-            {
-                writer.WriteString("shapesHash", r.ShapesHash.ToString("X16", CultureInfo.InvariantCulture));
-                writer.WriteBase64String("shapes", r.Shapes.Span);
-            }
-            writer.WriteEndObject();
-        }
-        return buffer.WrittenSpan.ToArray();
-    }
-
-    private static byte[] WritePointer(string ns, int version, uint id) =>
-        JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object> { ["namespace"] = ns, ["version"] = version, ["id"] = id });
-
     private static bool SameDictionary(DictionaryRecord a, DictionaryRecord b) =>
         a.Id == b.Id && a.Version == b.Version && a.ContentHash == b.ContentHash && a.ShapesHash == b.ShapesHash && string.Equals(a.Namespace, b.Namespace, StringComparison.Ordinal);
-
-    private JsonElement Field(string key, JsonElement root, string name, JsonValueKind kind) =>
-        root.TryGetProperty(name, out JsonElement value) && value.ValueKind == kind ? value
-            : throw new InvalidDataException($"{key} in {Location}: '{name}' is missing or not a {kind.ToString().ToLowerInvariant()}.");
-
-    private string? String(string key, JsonElement root, string name) => Field(key, root, name, JsonValueKind.String).GetString();
-
-    private int Int(string key, JsonElement root, string name) =>
-        Field(key, root, name, JsonValueKind.Number).TryGetInt32(out int v) ? v : throw new InvalidDataException($"{key} in {Location}: '{name}' is not a 32-bit integer.");
-
-    private uint UInt(string key, JsonElement root, string name) =>
-        Field(key, root, name, JsonValueKind.Number).TryGetUInt32(out uint v) ? v : throw new InvalidDataException($"{key} in {Location}: '{name}' is not an unsigned 32-bit integer.");
-
-    private double Number(string key, JsonElement root, string name) => Field(key, root, name, JsonValueKind.Number).GetDouble();
 
     private sealed record NamespaceIndex(List<string> Names, ulong Cas);
 }
