@@ -1,13 +1,7 @@
-using System.Buffers;
 using System.Collections.Concurrent;
-using System.Globalization;
 using System.Runtime.CompilerServices;
-using System.Security.Cryptography;
-using System.Text;
-using System.Text.Json;
 using Compression.Couchbase.Internal;
 using Compression.Dictionaries;
-using Couchbase.Core.Exceptions;
 using Couchbase.Core.Exceptions.KeyValue;
 using Couchbase.KeyValue;
 
@@ -28,18 +22,17 @@ namespace Compression.Couchbase;
 /// false: the compressed collection loads dictionaries before it decodes. Nothing is ever deleted, except a record
 /// whose version another client won, which no envelope can name.
 /// </remarks>
-public sealed class CouchbaseDictionaryStore : DictionaryStore
+public sealed partial class CouchbaseDictionaryStore : DictionaryStore
 {
     /// <summary>The prefix of every key the store writes, unless a test gives its own.</summary>
     internal const string DefaultKeyPrefix = "_compression::";
 
-    private const int MaxKeyBytes = 250;
     private const int MaxSmallDocumentBytes = 64 * 1024;
     private readonly Func<CancellationToken, ValueTask<ICouchbaseCollection>> _collection;
-    /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
-    private const int MaxShapesBytes = Compression.Structure.ShapeTransform.MaxStoredLength; // a shape table and its field model
     private readonly long _maxRecordBytes;
     private readonly ConcurrentDictionary<string, int> _lastKnown = new(StringComparer.Ordinal);
+    private readonly CouchbaseDictionaryKeys _keys;
+    private readonly CouchbaseDictionaryJson _json;
 
     /// <summary>Creates the store in <paramref name="collection"/>.</summary>
     /// <param name="collection">Where the dictionaries live: usually the bucket's default collection.</param>
@@ -54,16 +47,17 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
     internal CouchbaseDictionaryStore(Func<CancellationToken, ValueTask<ICouchbaseCollection>> collection, string collectionName, int maxDictionaryBytes,
         string keyPrefix = DefaultKeyPrefix)
     {
-        KeyPrefix = keyPrefix;
+        _keys = new CouchbaseDictionaryKeys(keyPrefix);
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
         _collection = collection;
         CollectionName = collectionName;
+        _json = new CouchbaseDictionaryJson(this);
         // Base64 takes 4 bytes for every 3, plus the record's other fields.
-        _maxRecordBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (MaxShapesBytes + 2L) / 3 * 4 + 4096; // base64 of the content and the shape table, and the fields
+        _maxRecordBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (CouchbaseDictionaryJson.MaxShapesBytes + 2L) / 3 * 4 + 4096; // base64 of the content and the shape table, and the fields
     }
 
     /// <summary>The prefix of the store's keys (tests against a shared real cluster use one of their own).</summary>
-    internal string KeyPrefix { get; }
+    internal string KeyPrefix => _keys.KeyPrefix;
 
     /// <summary>The collection the records are in: <c>bucket.scope.collection</c>.</summary>
     public string CollectionName { get; }
@@ -96,29 +90,6 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         return await NewestReadableAsync(collection, @namespace, Math.Min(newest, version - 1), cancellationToken).ConfigureAwait(false);
     }
 
-    /// <summary>
-    /// The newest version from <paramref name="from"/> down whose record reads: one that does not (a peer's broken or
-    /// hostile record) is reported and skipped, at most <see cref="DictionaryStore.MaxSkippedRecords"/>, then the newest
-    /// one's problem is thrown. Versions are contiguous keys, so a broken one never hides those below it.
-    /// </summary>
-    private async ValueTask<DictionaryRecord?> NewestReadableAsync(ICouchbaseCollection collection, string ns, int from, CancellationToken cancellationToken)
-    {
-        InvalidDataException? newestProblem = null;
-        for (int version = from; version >= 1 && version > from - MaxSkippedRecords - 1; version--)
-        {
-            try
-            {
-                return await ReadVersionAsync(collection, ns, version, cancellationToken).ConfigureAwait(false);
-            }
-            catch (InvalidDataException ex)
-            {
-                newestProblem ??= ex;
-                ReportSkippedRecord(ex.Message);
-            }
-        }
-        return newestProblem is null ? null : throw newestProblem;
-    }
-
     /// <inheritdoc/>
     public override async ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
     {
@@ -135,7 +106,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         ulong recordCas = 0;
         try
         {
-            IMutationResult inserted = await collection.InsertAsync(RecordKey(candidate.Id), (ReadOnlyMemory<byte>)WriteRecord(candidate),
+            IMutationResult inserted = await collection.InsertAsync(RecordKey(candidate.Id), (ReadOnlyMemory<byte>)CouchbaseDictionaryJson.WriteRecord(candidate),
                 new InsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
             recordCas = inserted.Cas;
         }
@@ -149,7 +120,7 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         // 2. The version, insert-only: the first client to claim it wins.
         try
         {
-            await collection.InsertAsync(VersionKey(ns, candidate.Version), (ReadOnlyMemory<byte>)WritePointer(ns, candidate.Version, candidate.Id),
+            await collection.InsertAsync(VersionKey(ns, candidate.Version), (ReadOnlyMemory<byte>)CouchbaseDictionaryJson.WritePointer(ns, candidate.Version, candidate.Id),
                 new InsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
         }
         catch (DocumentExistsException)
@@ -182,139 +153,17 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         }
     }
 
-    /// <summary>The key of a dictionary record.</summary>
-    internal string RecordKey(uint id) => $"{KeyPrefix}dict::{id.ToString(CultureInfo.InvariantCulture)}";
+    /// <inheritdoc cref="CouchbaseDictionaryKeys.RecordKey"/>
+    internal string RecordKey(uint id) => _keys.RecordKey(id);
 
-    /// <summary>The key that says which id won a version of a namespace.</summary>
-    internal string VersionKey(string @namespace, int version) => $"{NamespaceKey(@namespace)}::v{version.ToString(CultureInfo.InvariantCulture)}";
+    /// <inheritdoc cref="CouchbaseDictionaryKeys.VersionKey"/>
+    internal string VersionKey(string @namespace, int version) => _keys.VersionKey(@namespace, version);
 
-    /// <summary>The key of a namespace's hint of its newest version.</summary>
-    internal string HintKey(string @namespace) => $"{NamespaceKey(@namespace)}::current";
+    /// <inheritdoc cref="CouchbaseDictionaryKeys.HintKey"/>
+    internal string HintKey(string @namespace) => _keys.HintKey(@namespace);
 
-    internal string IndexKey => KeyPrefix + "namespaces";
-
-    /// <summary>
-    /// <c>_compression::ns::{namespace}</c>; a namespace too long for Couchbase's 250-byte keys is cut and suffixed with a
-    /// hash of the whole name (the documents hold the full name, checked on every read).
-    /// </summary>
-    private string NamespaceKey(string @namespace)
-    {
-        string key = $"{KeyPrefix}ns::{@namespace}";
-        if (Encoding.UTF8.GetByteCount(key) + 16 <= MaxKeyBytes) return key;
-        string hash = Convert.ToHexString(SHA256.HashData(Encoding.UTF8.GetBytes(@namespace)), 0, 16);
-        string prefix = @namespace.Length > 100 ? @namespace[..100] : @namespace;
-        while (Encoding.UTF8.GetByteCount(prefix) > 100) prefix = prefix[..^1];
-        return $"{KeyPrefix}ns::{prefix}~{hash}";
-    }
-
-    /// <summary>The newest version of a namespace and its id: from the last known version or the hint, probing upward.</summary>
-    private async ValueTask<(int Version, uint Id)> FindNewestAsync(ICouchbaseCollection collection, string ns, CancellationToken cancellationToken)
-    {
-        int known = _lastKnown.GetValueOrDefault(ns);
-        int hint = await ReadHintAsync(collection, ns, cancellationToken).ConfigureAwait(false);
-        int start = Math.Max(known, hint);
-        uint id = 0;
-        if (start > 0)
-        {
-            uint? found = await ReadPointerAsync(collection, ns, start, cancellationToken).ConfigureAwait(false);
-            if (found is null && start > known && known > 0) found = await ReadPointerAsync(collection, ns, start = known, cancellationToken).ConfigureAwait(false);
-            if (found is null) start = 0; // a hint ahead of the versions (or version keys removed by hand): probe from the start
-            else id = found.Value;
-        }
-        int version = start;
-        while (await ReadPointerAsync(collection, ns, version + 1, cancellationToken).ConfigureAwait(false) is uint next)
-        {
-            version++;
-            id = next;
-        }
-        if (version > 0)
-        {
-            Remember(ns, version);
-            if (version != hint) await TryWriteHintAsync(collection, ns, version, cancellationToken).ConfigureAwait(false);
-        }
-        return (version, id);
-    }
-
-    private void Remember(string ns, int version) => _lastKnown.AddOrUpdate(ns, version, (_, old) => Math.Max(old, version));
-
-    private async ValueTask<DictionaryRecord> ReadVersionAsync(ICouchbaseCollection collection, string ns, int version, CancellationToken cancellationToken)
-    {
-        uint id = await ReadPointerAsync(collection, ns, version, cancellationToken).ConfigureAwait(false)
-            ?? throw new InvalidDataException($"{VersionKey(ns, version)} is missing from {Location}, although version {version} of '{ns}' was published; this store never deletes one.");
-        return await ReadVersionRecordAsync(collection, ns, version, id, cancellationToken).ConfigureAwait(false);
-    }
-
-    /// <summary>The record a version key names, checked against it: same id, namespace and version.</summary>
-    private async ValueTask<DictionaryRecord> ReadVersionRecordAsync(ICouchbaseCollection collection, string ns, int version, uint id, CancellationToken cancellationToken)
-    {
-        DictionaryRecord record = await ReadRecordAsync(collection, id, cancellationToken).ConfigureAwait(false)
-            ?? throw new InvalidDataException($"{VersionKey(ns, version)} in {Location} names dictionary {id}, whose record {RecordKey(id)} is missing.");
-        if (record.Version != version || !string.Equals(record.Namespace, ns, StringComparison.Ordinal))
-        {
-            throw new InvalidDataException(
-                $"Dictionary record {RecordKey(id)} in {Location} says version {record.Version} of '{record.Namespace}', but {VersionKey(ns, version)} names it as version {version} of '{ns}'.");
-        }
-        return record;
-    }
-
-    /// <summary>The id a version key names, or null when the version does not exist.</summary>
-    private async ValueTask<uint?> ReadPointerAsync(ICouchbaseCollection collection, string ns, int version, CancellationToken cancellationToken)
-    {
-        string key = VersionKey(ns, version);
-        return await ReadSmallAsync(collection, key, cancellationToken, (body, store) =>
-        {
-            using JsonDocument json = store.Parse(key, body);
-            JsonElement root = json.RootElement;
-            string? docNamespace = store.String(key, root, "namespace");
-            int docVersion = store.Int(key, root, "version");
-            uint id = store.UInt(key, root, "id");
-            if (!string.Equals(docNamespace, ns, StringComparison.Ordinal) || docVersion != version)
-                throw new InvalidDataException($"{key} in {store.Location} says version {docVersion} of '{docNamespace}', not version {version} of '{ns}'.");
-            if (id == 0) throw new InvalidDataException($"{key} in {store.Location} names dictionary 0, which is not a dictionary id.");
-            return (uint?)id;
-        }).ConfigureAwait(false);
-    }
-
-    private async ValueTask<int> ReadHintAsync(ICouchbaseCollection collection, string ns, CancellationToken cancellationToken)
-    {
-        string key = HintKey(ns);
-        try
-        {
-            return await ReadSmallAsync(collection, key, cancellationToken, static (body, _) =>
-            {
-                // Only a hint: anything unreadable counts as no hint (the version keys are probed instead).
-                try
-                {
-                    using JsonDocument json = JsonDocument.Parse(body);
-                    return json.RootElement.ValueKind == JsonValueKind.Object && json.RootElement.TryGetProperty("version", out JsonElement v)
-                        && v.TryGetInt32(out int version) && version > 0 ? version : 0;
-                }
-                catch (JsonException)
-                {
-                    return 0;
-                }
-            }).ConfigureAwait(false);
-        }
-        catch (InvalidDataException)
-        {
-            return 0; // only a hint: an oversized one is no hint either
-        }
-    }
-
-    /// <summary>Writes the hint; a failure leaves it stale, which readers correct by probing, so it is not an error.</summary>
-    private async ValueTask TryWriteHintAsync(ICouchbaseCollection collection, string ns, int version, CancellationToken cancellationToken)
-    {
-        byte[] body = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object> { ["namespace"] = ns, ["version"] = version });
-        try
-        {
-            await collection.UpsertAsync(HintKey(ns), (ReadOnlyMemory<byte>)body,
-                new UpsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
-        }
-        catch (global::Couchbase.CouchbaseException)
-        {
-            // only a hint
-        }
-    }
+    /// <inheritdoc cref="CouchbaseDictionaryKeys.IndexKey"/>
+    internal string IndexKey => _keys.IndexKey;
 
     /// <summary>The loser of a version race removes its record (nothing can name it), only if it is still the one it wrote.</summary>
     private async ValueTask TryRemoveLoserAsync(ICouchbaseCollection collection, uint id, ulong cas)
@@ -329,50 +178,10 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         }
     }
 
-    private async ValueTask<NamespaceIndex> ReadIndexAsync(ICouchbaseCollection collection, CancellationToken cancellationToken)
-    {
-        return await ReadSmallAsync(collection, IndexKey, cancellationToken, (body, store) =>
-        {
-            using JsonDocument json = store.Parse(IndexKey, body);
-            if (!json.RootElement.TryGetProperty("namespaces", out JsonElement list) || list.ValueKind != JsonValueKind.Array)
-                throw new InvalidDataException($"{IndexKey} in {store.Location} has no 'namespaces' array.");
-            var names = new List<string>();
-            foreach (JsonElement item in list.EnumerateArray())
-            {
-                names.Add(item.ValueKind == JsonValueKind.String ? item.GetString()! : throw new InvalidDataException($"{IndexKey} in {store.Location} lists a namespace that is not a string."));
-            }
-            return new NamespaceIndex(names, 0);
-        }, withCas: true).ConfigureAwait(false) ?? new NamespaceIndex([], 0);
-    }
-
-    /// <summary>Adds a namespace to the index document, with CAS so that concurrent first publications all get in.</summary>
-    private async ValueTask AddToIndexAsync(ICouchbaseCollection collection, string ns, CancellationToken cancellationToken)
-    {
-        for (int attempt = 0; attempt < 16; attempt++)
-        {
-            NamespaceIndex index = await ReadIndexAsync(collection, cancellationToken).ConfigureAwait(false);
-            if (index.Names.Contains(ns, StringComparer.Ordinal)) return;
-            ReadOnlyMemory<byte> body = JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object> { ["namespaces"] = index.Names.Append(ns).ToArray() });
-            try
-            {
-                if (index.Cas == 0)
-                    await collection.InsertAsync(IndexKey, body, new InsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
-                else
-                    await collection.ReplaceAsync(IndexKey, body, new ReplaceOptions().Transcoder(RawBodyTranscoder.Instance).Cas(index.Cas).CancellationToken(cancellationToken)).ConfigureAwait(false);
-                return;
-            }
-            catch (Exception ex) when (ex is DocumentExistsException or CasMismatchException)
-            {
-                // another client changed it: read again
-            }
-        }
-        throw new IOException($"Could not add '{ns}' to {IndexKey} in {Location}: it kept changing.");
-    }
-
     private async ValueTask<DictionaryRecord?> ReadRecordAsync(ICouchbaseCollection collection, uint id, CancellationToken cancellationToken)
     {
         string key = RecordKey(id);
-        DictionaryRecord? record = await ReadAsync(collection, key, _maxRecordBytes, cancellationToken, (body, store) => store.ParseRecord(key, body), withCas: false)
+        DictionaryRecord? record = await ReadAsync(collection, key, _maxRecordBytes, cancellationToken, (body, store) => store._json.ParseRecord(key, body), withCas: false)
             .ConfigureAwait(false);
         if (record is not null && record.Id != id)
             throw new InvalidDataException($"Dictionary record {key} in {Location} says it is dictionary {record.Id}.");
@@ -406,128 +215,6 @@ public sealed class CouchbaseDictionaryStore : DictionaryStore
         }
     }
 
-    private JsonDocument Parse(string key, ReadOnlyMemory<byte> body)
-    {
-        try
-        {
-            JsonDocument json = JsonDocument.Parse(body, new JsonDocumentOptions { MaxDepth = 8 });
-            if (json.RootElement.ValueKind != JsonValueKind.Object)
-            {
-                json.Dispose();
-                throw new InvalidDataException($"{key} in {Location} is not a JSON object.");
-            }
-            return json;
-        }
-        catch (JsonException ex)
-        {
-            throw new InvalidDataException($"{key} in {Location} is not valid JSON: {ex.Message}", ex);
-        }
-    }
-
-    private DictionaryRecord ParseRecord(string key, ReadOnlyMemory<byte> body)
-    {
-        using JsonDocument json = Parse(key, body);
-        JsonElement root = json.RootElement;
-        string? contentBase64 = String(key, root, "content");
-        byte[] content;
-        try
-        {
-            content = Convert.FromBase64String(contentBase64 ?? "");
-        }
-        catch (FormatException ex)
-        {
-            throw new InvalidDataException($"{key} in {Location}: 'content' is not base64.", ex);
-        }
-        string hash = String(key, root, "contentHash") ?? "";
-        if (hash.Length != 16 || !ulong.TryParse(hash, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out ulong contentHash))
-            throw new InvalidDataException($"{key} in {Location}: 'contentHash' is not 16 hex digits.");
-        // The shape table is optional: records without one have neither field.
-        ReadOnlyMemory<byte> shapes = default;
-        ulong shapesHash = 0;
-        if (root.TryGetProperty("shapes", out _) || root.TryGetProperty("shapesHash", out _))
-        {
-            try
-            {
-                shapes = Convert.FromBase64String(String(key, root, "shapes") ?? "");
-            }
-            catch (FormatException ex)
-            {
-                throw new InvalidDataException($"{key} in {Location}: 'shapes' is not base64.", ex);
-            }
-            if (shapes.Length > MaxShapesBytes) throw new InvalidDataException($"{key} in {Location}: 'shapes' has {shapes.Length} bytes, over {MaxShapesBytes}.");
-            string shapesHashText = String(key, root, "shapesHash") ?? "";
-            if (shapesHashText.Length != 16 || !ulong.TryParse(shapesHashText, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out shapesHash))
-                throw new InvalidDataException($"{key} in {Location}: 'shapesHash' is not 16 hex digits.");
-        }
-        string codec = String(key, root, "codec") ?? "";
-        if (!Enum.TryParse(codec, ignoreCase: false, out CompressionCodec parsedCodec) || !Enum.IsDefined(parsedCodec) || char.IsAsciiDigit(codec[0]))
-            throw new InvalidDataException($"{key} in {Location}: 'codec' is '{codec}', not a codec name.");
-        string created = String(key, root, "created") ?? "";
-        if (!DateTimeOffset.TryParse(created, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out DateTimeOffset createdAt))
-            throw new InvalidDataException($"{key} in {Location}: 'created' is not a date.");
-        return new DictionaryRecord
-        {
-            Id = UInt(key, root, "id"),
-            Namespace = String(key, root, "namespace") ?? throw new InvalidDataException($"{key} in {Location}: 'namespace' is null."),
-            Version = Int(key, root, "version"),
-            Content = content,
-            ContentHash = contentHash,
-            Created = createdAt,
-            Codec = parsedCodec,
-            Level = Int(key, root, "level"),
-            SampleCount = Int(key, root, "sampleCount"),
-            Ratio = Number(key, root, "ratio"),
-            Shapes = shapes,
-            ShapesHash = shapesHash,
-        };
-    }
-
-    private static byte[] WriteRecord(DictionaryRecord r)
-    {
-        var buffer = new ArrayBufferWriter<byte>(r.Content.Length * 4 / 3 + 512);
-        using (var writer = new Utf8JsonWriter(buffer))
-        {
-            writer.WriteStartObject();
-            writer.WriteString("type", "compression.dictionary");
-            writer.WriteNumber("id", r.Id);
-            writer.WriteString("namespace", r.Namespace);
-            writer.WriteNumber("version", r.Version);
-            writer.WriteString("codec", r.Codec.ToString());
-            writer.WriteNumber("level", r.Level);
-            writer.WriteNumber("sampleCount", r.SampleCount);
-            writer.WriteNumber("ratio", r.Ratio);
-            writer.WriteString("created", r.Created.ToString("O", CultureInfo.InvariantCulture));
-            writer.WriteString("contentHash", r.ContentHash.ToString("X16", CultureInfo.InvariantCulture));
-            writer.WriteBase64String("content", r.Content.Span);
-            if (!r.Shapes.IsEmpty)
-            {
-                writer.WriteString("shapesHash", r.ShapesHash.ToString("X16", CultureInfo.InvariantCulture));
-                writer.WriteBase64String("shapes", r.Shapes.Span);
-            }
-            writer.WriteEndObject();
-        }
-        return buffer.WrittenSpan.ToArray();
-    }
-
-    private static byte[] WritePointer(string ns, int version, uint id) =>
-        JsonSerializer.SerializeToUtf8Bytes(new Dictionary<string, object> { ["namespace"] = ns, ["version"] = version, ["id"] = id });
-
     private static bool SameDictionary(DictionaryRecord a, DictionaryRecord b) =>
         a.Id == b.Id && a.Version == b.Version && a.ContentHash == b.ContentHash && a.ShapesHash == b.ShapesHash && string.Equals(a.Namespace, b.Namespace, StringComparison.Ordinal);
-
-    private JsonElement Field(string key, JsonElement root, string name, JsonValueKind kind) =>
-        root.TryGetProperty(name, out JsonElement value) && value.ValueKind == kind ? value
-            : throw new InvalidDataException($"{key} in {Location}: '{name}' is missing or not a {kind.ToString().ToLowerInvariant()}.");
-
-    private string? String(string key, JsonElement root, string name) => Field(key, root, name, JsonValueKind.String).GetString();
-
-    private int Int(string key, JsonElement root, string name) =>
-        Field(key, root, name, JsonValueKind.Number).TryGetInt32(out int v) ? v : throw new InvalidDataException($"{key} in {Location}: '{name}' is not a 32-bit integer.");
-
-    private uint UInt(string key, JsonElement root, string name) =>
-        Field(key, root, name, JsonValueKind.Number).TryGetUInt32(out uint v) ? v : throw new InvalidDataException($"{key} in {Location}: '{name}' is not an unsigned 32-bit integer.");
-
-    private double Number(string key, JsonElement root, string name) => Field(key, root, name, JsonValueKind.Number).GetDouble();
-
-    private sealed record NamespaceIndex(List<string> Names, ulong Cas);
 }

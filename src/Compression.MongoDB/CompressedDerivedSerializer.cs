@@ -29,7 +29,7 @@ internal sealed class CompressedDerivedSerializer<TDerived, TBase> : SerializerB
 
     public override void Serialize(BsonSerializationContext context, BsonSerializationArgs args, TDerived value)
     {
-        if (value is null || ReferenceEquals(CompressedDocumentSerializer.InClassMap, value))
+        if (value is null || ReferenceEquals(ClassMapInProgress.Writing, value))
         {
             _classMap.Serialize(context, args, value!); // the base type's serializer is compressing this very value
             return;
@@ -42,7 +42,7 @@ internal sealed class CompressedDerivedSerializer<TDerived, TBase> : SerializerB
     public override TDerived Deserialize(BsonDeserializationContext context, BsonDeserializationArgs args)
     {
         // Handed over by the base type's class map at the root of the plain document it is reading: read it as it is.
-        if (context.Reader is global::MongoDB.Bson.IO.BsonBinaryReader reader && ReferenceEquals(CompressedDocumentSerializer.ReadingPlain, reader)
+        if (context.Reader is global::MongoDB.Bson.IO.BsonBinaryReader reader && ReferenceEquals(ClassMapInProgress.ReadingPlain, reader)
             && reader.BsonStream.Position == 0)
             return _classMap.Deserialize(context, args);
         return _base.Read(context, _classMap);

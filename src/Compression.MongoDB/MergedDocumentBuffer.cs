@@ -131,8 +131,8 @@ internal sealed class MergedDocumentReader
         _reader.ReadBsonType(); // at the top level (a new reader, or one after its last document): the implied document
         // The class map hands a derived instance to the serializer of its type, at the start of this reader: that one
         // reads it with its class map straight away (CompressedDerivedSerializer.Deserialize), the document being plain here.
-        BsonBinaryReader? outer = CompressedDocumentSerializer.ReadingPlain;
-        CompressedDocumentSerializer.ReadingPlain = _reader;
+        BsonBinaryReader? outer = ClassMapInProgress.ReadingPlain;
+        ClassMapInProgress.ReadingPlain = _reader;
         try
         {
             TResult result = classMap.Deserialize(_context);
@@ -141,7 +141,7 @@ internal sealed class MergedDocumentReader
         }
         finally
         {
-            CompressedDocumentSerializer.ReadingPlain = outer;
+            ClassMapInProgress.ReadingPlain = outer;
         }
     }
 }
