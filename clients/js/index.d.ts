@@ -15,7 +15,7 @@ export class DictionaryNotFoundError extends Error {
 /** An envelope's header (docs/format.md, "Layout"). */
 export interface EnvelopeHeader {
   codec: number;
-  codecName: 'stored' | 'zstd' | 'lz4' | 'snappy' | 'deflate' | 'brotli' | 'gzip' | 'packedZstd' | 'fieldZstd';
+  codecName: 'stored' | 'zstd' | 'lz4' | 'snappy' | 'deflate' | 'brotli' | 'gzip' | 'packedZstd' | 'fieldZstd' | 'fieldZstdFoldedChecksum';
   /** 0 (v1), 1 (v2) or 2 (v3). */
   formatVersion: 0 | 1 | 2;
   format: 'v1' | 'v2' | 'v3';
@@ -99,7 +99,7 @@ export interface DocumentReaderOptions {
   maxDictionaryBytes?: number;
 }
 
-/** Decodes envelopes (formats v1-v3, codecs 0-8). Read-only: writing stays with the .NET engine. */
+/** Decodes envelopes (formats v1-v3, codecs 0-9). Read-only: writing stays with the .NET engine. */
 export class DocumentReader {
   constructor(options?: DocumentReaderOptions);
   readonly dictionaries: DictionaryCache;

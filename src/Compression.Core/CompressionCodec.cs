@@ -43,4 +43,13 @@ public enum CompressionCodec : byte
     /// dictionary.
     /// </summary>
     FieldZstd = 8,
+
+    /// <summary>
+    /// <see cref="FieldZstd"/> with the document's checksum inside the rANS stream instead of after the payload: the
+    /// encoder starts from a state that holds the checksum's 16 bits, and the decoder hands them back at its end, so the
+    /// checksum costs the stream about a bit instead of 2 bytes (docs/format.md, "Codec 9"). Format v3 only, with a
+    /// checksum and a dictionary id; written by the engine in place of <see cref="FieldZstd"/> when the format is v3.
+    /// Readers from before it refuse it as an unknown codec: set the format to v2 while they remain.
+    /// </summary>
+    FieldZstdFoldedChecksum = 9,
 }

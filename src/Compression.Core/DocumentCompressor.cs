@@ -39,6 +39,14 @@ public sealed class DocumentCompressor
     /// </summary>
     internal bool CodeFields { get; init; } = true;
 
+    /// <summary>
+    /// Whether field-coded documents of format v3 are written as codec 9, the checksum inside the rANS stream
+    /// (<see cref="CompressionCodec.FieldZstdFoldedChecksum"/>), rather than as codec 8 with the checksum after the
+    /// payload. Tests and the format vectors set it to write codec 8 in v3; a deployment whose readers know codec 8 but
+    /// not 9 sets the format to v2, which has no codec 9.
+    /// </summary>
+    internal bool FoldChecksum { get; init; } = true;
+
     /// <summary>Creates a compressor; the options are validated and copied.</summary>
     /// <exception cref="ArgumentException">The options are invalid; the message lists every problem.</exception>
     public DocumentCompressor(DocumentCompressorOptions? options = null)
@@ -127,8 +135,10 @@ public sealed class DocumentCompressor
             bool compressed = false;
             if (room > 0 && dictionaryId is not null && Pack && dictionary!.Shapes is { } shapes && _checksum && _format != EnvelopeFormat.V1)
             {
-                // A dictionary with a field model codes the values it knows too (codec 8); without one, codec 7.
-                Codecs.Codec structured = shapes.Fields is null || !CodeFields ? PackedZstdCodec.Instance : FieldZstdCodec.Instance;
+                // A dictionary with a field model codes the values it knows too (codec 8; in v3 codec 9, which keeps the
+                // checksum inside its stream); without one, codec 7.
+                Codecs.Codec structured = shapes.Fields is null || !CodeFields ? PackedZstdCodec.Instance
+                    : _format == EnvelopeFormat.V3 && FoldChecksum ? FieldZstdCodec.FoldedChecksum : FieldZstdCodec.Instance;
                 compressed = structured.TryCompress(source, destination.Slice(headerLength, room), level, dictionary, out payloadLength)
                     && payloadLength <= room;
                 if (compressed) written = structured.Id;
@@ -139,7 +149,8 @@ public sealed class DocumentCompressor
             {
                 DocumentEnvelope.WriteHeader(destination, written, source.Length, dictionaryId, _checksum, _format);
                 int end = headerLength + payloadLength;
-                if (_checksum) DocumentEnvelope.WriteChecksum(destination[end..], source, _format);
+                if (Codecs.Codec.For(written).ChecksumInPayload) checksumLength = 0; // the payload holds it (codec 9)
+                else if (_checksum) DocumentEnvelope.WriteChecksum(destination[end..], source, _format);
                 bytesWritten = end + checksumLength;
                 return true;
             }
@@ -307,7 +318,8 @@ public sealed class DocumentCompressor
             ThrowCorrupt(header, ex);
         }
 
-        if (header.HasChecksum && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], output[..length], header.Format))
+        // A checksum without a trailer (codec 9) was checked by the codec, inside its payload.
+        if (header.ChecksumLength > 0 && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], output[..length], header.Format))
         {
             ClearWritten(output, length); // never leave wrong bytes behind
             ThrowChecksumMismatch();
@@ -337,7 +349,7 @@ public sealed class DocumentCompressor
             ThrowCorrupt(header, ex);
         }
 
-        if (decoded is not null && header.HasChecksum
+        if (decoded is not null && header.ChecksumLength > 0
             && !DocumentEnvelope.ChecksumMatches(envelope[^header.ChecksumLength..], decoded.AsSpan(0, header.UncompressedLength), header.Format))
         {
             ArrayPool<byte>.Shared.Return(decoded, clearArray: true);

@@ -8,7 +8,7 @@ const snappyjs = require('snappyjs');
 const zstd = require('./zstd');
 const { corrupt } = require('./errors');
 
-const CODEC_NAMES = ['stored', 'zstd', 'lz4', 'snappy', 'deflate', 'brotli', 'gzip', 'packedZstd', 'fieldZstd'];
+const CODEC_NAMES = ['stored', 'zstd', 'lz4', 'snappy', 'deflate', 'brotli', 'gzip', 'packedZstd', 'fieldZstd', 'fieldZstdFoldedChecksum'];
 const MAX_DOCUMENT_PACKED = 128 * 1024;
 
 /** The most a payload of `p` bytes can decode to (docs/format.md, "Declared lengths are claims"). */
@@ -20,7 +20,7 @@ function maxDecodedLength(codec, p) {
     case 3: return Math.floor((64 * p) / 3);
     case 4: case 6: return 1032 * p;
     case 5: return Math.floor((p + 3) / 4) * 2 ** 24;
-    default: return MAX_DOCUMENT_PACKED; // 7 and 8
+    default: return MAX_DOCUMENT_PACKED; // 7, 8 and 9
   }
 }
 

@@ -26,9 +26,13 @@ function readHeader(data, maxUncompressedLength = DEFAULT_MAX_UNCOMPRESSED) {
   const codec = flags & 0x0f, version = (flags & 0x30) >> 4;
   const hasChecksum = (flags & 0x40) !== 0, hasDictionary = (flags & 0x80) !== 0;
   if (version > 2) corrupt(`Unknown envelope format version ${version} (v${version + 1}); this reader knows versions 0 (v1), 1 (v2) and 2 (v3).`);
-  if (codec > 8) corrupt(`Unknown codec id ${codec}; known ids are 0-8 (stored, zstd, lz4, snappy, deflate, brotli, gzip, packed zstd, field zstd).`);
+  if (codec > 9) corrupt(`Unknown codec id ${codec}; known ids are 0-9 (stored, zstd, lz4, snappy, deflate, brotli, gzip, packed zstd, field zstd, field zstd folded checksum).`);
   if ((codec === 7 || codec === 8) && (version === 0 || !hasChecksum || !hasDictionary)) {
     corrupt(`Envelope of codec ${codec} (${codec === 7 ? 'packed zstd' : 'field zstd'}) is ${version === 0 ? 'format v1' : !hasChecksum ? 'without a checksum' : 'without a dictionary id'}; that codec exists only in formats v2 and v3, with a checksum and a dictionary id.`);
+  }
+  // Codec 9 (docs/format.md, "Codec 9"): codec 8 in v3 only, its checksum in the symbol stream's state, no trailer.
+  if (codec === 9 && (version !== 2 || !hasChecksum || !hasDictionary)) {
+    corrupt(`Envelope of codec 9 (field zstd folded checksum) is ${version !== 2 ? `format v${version + 1}` : !hasChecksum ? 'without a checksum' : 'without a dictionary id'}; that codec exists only in format v3, with a checksum and a dictionary id.`);
   }
   let offset = 2;
   const length = read32(data, offset);
@@ -38,13 +42,13 @@ function readHeader(data, maxUncompressedLength = DEFAULT_MAX_UNCOMPRESSED) {
   if (declared > maxUncompressedLength) corrupt(`Envelope declares ${declared} uncompressed bytes, over the limit of ${maxUncompressedLength} (MaxUncompressedLength).`);
   let dictionaryId = null;
   if (hasDictionary) {
-    if (codec !== 1 && codec !== 7 && codec !== 8) corrupt(`Envelope of codec ${CODEC_NAMES[codec]} carries a dictionary id; only zstd, packed zstd and field zstd use dictionaries.`);
+    if (codec !== 1 && codec !== 7 && codec !== 8 && codec !== 9) corrupt(`Envelope of codec ${CODEC_NAMES[codec]} carries a dictionary id; only zstd, packed zstd and field zstd use dictionaries.`);
     const id = read32(data, offset);
     if (id === null) corrupt('Envelope truncated or corrupt: bad dictionary-id varint.');
     offset += id[1];
     dictionaryId = id[0];
   }
-  const checksumLength = hasChecksum ? (version === 0 ? 4 : 2) : 0;
+  const checksumLength = hasChecksum && codec !== 9 ? (version === 0 ? 4 : 2) : 0;
   const payloadLength = data.length - offset - checksumLength;
   if (payloadLength < 0) corrupt('Envelope truncated: no room for the checksum.');
   if (codec === 0 && payloadLength !== declared) corrupt(`Stored envelope declares ${declared} bytes but holds ${payloadLength}.`);
@@ -57,11 +61,11 @@ function readHeader(data, maxUncompressedLength = DEFAULT_MAX_UNCOMPRESSED) {
   };
 }
 
-function checksumMatches(data, header, document) {
-  const stored = data.subarray(data.length - header.checksumLength);
-  if (header.formatVersion === 0) return stored.readUInt32LE(0) === hash32(document);
+function checksumMatches(data, header, document, folded) {
+  if (header.formatVersion === 0) return data.readUInt32LE(data.length - 4) === hash32(document);
   const low = header.formatVersion === 1 ? hash32(document) & 0xffff : Number(hash3(document) & 0xffffn);
-  return stored.readUInt16LE(0) === low;
+  // Codec 9: the checksum the symbol stream's final state held; the others: the 2-byte trailer.
+  return (folded !== null ? folded : data.readUInt16LE(data.length - 2)) === low;
 }
 
 /**
@@ -72,11 +76,12 @@ function decodeWith(data, header, dictionary, requireChecksum = false) {
   if (requireChecksum && !header.hasChecksum) corrupt('Envelope has no checksum, and this reader requires one (requireChecksum).');
   const payload = data.subarray(header.headerLength, header.headerLength + header.payloadLength);
   const declared = header.uncompressedLength;
-  let document;
+  let document, folded = null;
   if (header.codec === 7) document = decodePacked(payload, declared, dictionary);
   else if (header.codec === 8) document = decodeFields(payload, declared, dictionary);
+  else if (header.codec === 9) ({ document, folded } = decodeFields(payload, declared, dictionary, true));
   else document = decodeSimple(header.codec, header.formatVersion, payload, declared, dictionary ? dictionary.zstd : null);
-  if (header.hasChecksum && !checksumMatches(data, header, document)) {
+  if (header.hasChecksum && !checksumMatches(data, header, document, folded)) {
     document.fill(0);
     corrupt('Envelope checksum mismatch: the decoded document is not the one written (damaged envelope).');
   }

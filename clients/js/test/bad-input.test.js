@@ -34,13 +34,16 @@ test('legacy plain data is not an envelope; decompress says so', async () => {
   await assert.rejects(reader().decompress(Buffer.from('{"a":1}')), refused(/not an envelope: its first byte is 0x7b/));
 });
 
-test('unknown format versions and codecs, and codecs 7 and 8 outside their rules', async () => {
+test('unknown format versions and codecs, and codecs 7, 8 and 9 outside their rules', async () => {
   const r = reader();
   await assert.rejects(r.decompress(envelope(0x30, 1, [0x41])), refused(/Unknown envelope format version 3 \(v4\)/));
-  for (let codec = 9; codec <= 15; codec++) await assert.rejects(r.decompress(envelope(0x20 | codec, 1, [0x41])), refused(new RegExp(`Unknown codec id ${codec}`)));
+  for (let codec = 10; codec <= 15; codec++) await assert.rejects(r.decompress(envelope(0x20 | codec, 1, [0x41])), refused(new RegExp(`Unknown codec id ${codec}`)));
   await assert.rejects(r.decompress(envelope(0xc7, 10, [1, 2, 3], 4242)), refused(/codec 7 \(packed zstd\) is format v1/));
   await assert.rejects(r.decompress(envelope(0x98, 10, [1, 2, 3], 4242)), refused(/codec 8 \(field zstd\) is without a checksum/));
   await assert.rejects(r.decompress(envelope(0x58, 10, [1, 2, 3])), refused(/codec 8 \(field zstd\) is without a dictionary id/));
+  await assert.rejects(r.decompress(envelope(0xd9, 10, [1, 2, 3], 4242)), refused(/codec 9 \(field zstd folded checksum\) is format v2; that codec exists only in format v3/));
+  await assert.rejects(r.decompress(envelope(0xa9, 10, [1, 2, 3], 4242)), refused(/codec 9 \(field zstd folded checksum\) is without a checksum/));
+  await assert.rejects(r.decompress(envelope(0x69, 10, [1, 2, 3])), refused(/codec 9 \(field zstd folded checksum\) is without a dictionary id/));
   await assert.rejects(r.decompress(envelope(0xe7, 131073, [1, 2, 3, 4, 5], 4242)), refused(/decodes to at most 131072/));
   await assert.rejects(r.decompress(envelope(0x82, 3, [1, 2, 3], 7)), refused(/carries a dictionary id/));
 });

@@ -52,7 +52,7 @@ for (const folder of folders) {
     // Version 3's field model is FLDM version 1; version 4's is version 2 (sources: copy slots, relative ranges).
     assert.deepEqual(manifest.fieldModelVersions, [0, 0, 1, 2]);
     const keys = Object.keys(manifest.envelopes);
-    for (const k of ['V1/Zstd/0x80/dictionary', 'V2/PackedZstd/0x81/dictionary', 'V3/FieldZstd/0x81/dictionary', 'V3/PackedZstd/0x81/dictionary',
+    for (const k of ['V1/Zstd/0x80/dictionary', 'V2/PackedZstd/0x81/dictionary', 'V3/FieldZstdFoldedChecksum/0x81/dictionary', 'V3/PackedZstd/0x81/dictionary',
       'V3/Zstd/0x81', 'V3/Lz4/0x81', 'V3/Snappy/0x81', 'V3/Deflate/0x81', 'V3/Brotli/0x81', 'V3/Gzip/0x81', 'V3/Stored/0x81']) {
       assert.ok(keys.includes(k), k);
     }

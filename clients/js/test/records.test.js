@@ -145,7 +145,7 @@ test('the file store: records by id, validated; a damaged, oversized or foreign 
   try {
     const text = fs.readFileSync(path.join(fixture, 'files', `${ids[0]}.dict.json`), 'utf8');
     fs.writeFileSync(path.join(dir, '1.dict.json'), text); // names another id inside
-    fs.writeFileSync(path.join(dir, `${ids[0]}.dict.json`), text.replace(/"ContentHash":(\d)/, (m, d) => `"ContentHash":${(Number(d) + 1) % 10}`));
+    fs.writeFileSync(path.join(dir, `${ids[0]}.dict.json`), text.replace(/"ContentHash":(-?\d*)(\d)/, (m, head, d) => `"ContentHash":${head}${(Number(d) + 9) % 10}`) /* the last digit: the first may be at the range's top */);
     fs.writeFileSync(path.join(dir, '3.dict.json'), '{"Id":3');
     fs.writeFileSync(path.join(dir, '4.dict.json'), 'x'.repeat(3 * 1024 * 1024));
     fs.mkdirSync(path.join(dir, '5.dict.json'));

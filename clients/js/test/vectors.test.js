@@ -13,6 +13,7 @@ const { parseStructureModel } = require('../src/structure');
 const { join } = require('../src/structure/fieldModel');
 const { unpack } = require('../src/structure/packed');
 const { read32 } = require('../src/varint');
+const { hash3 } = require('../src/hash');
 const { vectors, vectorFile, expected, REPO } = require('./helpers');
 const crypto = require('node:crypto');
 
@@ -27,7 +28,7 @@ function cacheFor(v) {
 
 test('the vectors cover every codec, format and structure step', () => {
   assert.ok(all.length >= 29);
-  for (const codec of ['stored', 'zstd', 'lz4', 'snappy', 'deflate', 'brotli', 'gzip', 'packedZstd', 'fieldZstd']) assert.ok(all.some((v) => v.codec === codec), codec);
+  for (const codec of ['stored', 'zstd', 'lz4', 'snappy', 'deflate', 'brotli', 'gzip', 'packedZstd', 'fieldZstd', 'fieldZstdFoldedChecksum']) assert.ok(all.some((v) => v.codec === codec), codec);
   for (const format of [undefined, 'v2', 'v3']) assert.ok(all.some((v) => v.format === format), String(format));
 });
 
@@ -62,9 +63,9 @@ test('the dictionary fixture has the documented SHA-256', () => {
   }
 });
 
-test('codec 7 and 8 vectors: each step on its own', async () => {
+test('codec 7, 8 and 9 vectors: each step on its own', async () => {
   await zstd.ready();
-  for (const v of all.filter((x) => x.codec === 'packedZstd' || x.codec === 'fieldZstd')) {
+  for (const v of all.filter((x) => x.codec === 'packedZstd' || x.codec === 'fieldZstd' || x.codec === 'fieldZstdFoldedChecksum')) {
     const envelope = Buffer.from(v.envelope, 'hex');
     const header = readHeader(envelope);
     const payload = envelope.subarray(header.headerLength, header.headerLength + header.payloadLength);
@@ -87,7 +88,13 @@ test('codec 7 and 8 vectors: each step on its own', async () => {
       const residual = h % 2 === 1 ? zstd.decodeBlock(section, header.uncompressedLength - 1, dictionary.zstd) : section;
       assert.equal(residual.toString('hex'), v.residual, `${v.name}: residual`);
       assert.equal(symbols.toString('hex'), v.symbols, `${v.name}: symbols`);
-      packed = join(model.table, model.fields, residual, symbols, header.uncompressedLength - 1);
+      const end = v.codec === 'fieldZstdFoldedChecksum' ? {} : null;
+      packed = join(model.table, model.fields, residual, symbols, header.uncompressedLength - 1, end);
+      if (end !== null) {
+        // Codec 9: no trailer; the stream's final state held the checksum, the low 16 bits of the document's XxHash3.
+        assert.equal(header.checksumLength, 0);
+        assert.equal(end.folded, Number(hash3(expected(v)) & 0xffffn), `${v.name}: folded checksum`);
+      }
     }
     assert.equal(Buffer.from(packed).toString('hex'), v.packed, `${v.name}: packed`);
     assert.deepEqual(unpack(model.table, packed, header.uncompressedLength), expected(v), `${v.name}: document`);

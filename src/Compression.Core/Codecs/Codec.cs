@@ -31,6 +31,15 @@ internal abstract class Codec
     /// <summary>Whether an envelope of this codec may carry a dictionary id.</summary>
     public virtual bool TakesDictionary => IsStructured;
 
+    /// <summary>The first envelope format the codec exists in: v1 for the application codecs, v2 for 7 and 8, v3 for 9.</summary>
+    public virtual EnvelopeFormat FirstFormat => IsStructured ? EnvelopeFormat.V2 : EnvelopeFormat.V1;
+
+    /// <summary>
+    /// Whether the codec's payload holds the document's checksum itself (codec 9, in its rANS stream), so that the
+    /// envelope has no checksum trailer although its checksum bit is set; the codec checks it while decoding.
+    /// </summary>
+    public virtual bool ChecksumInPayload => false;
+
     /// <summary>
     /// The levels <c>docz analyze</c> measures the codec at without a dictionary (with <c>--quick</c>: <see cref="DefaultLevel"/>
     /// alone); empty for a codec the tool does not measure as a setting (<see cref="IsStructured"/>).

@@ -25,6 +25,7 @@ internal static class CodecRegistry
         BrotliCodec.Instance,
         PackedZstdCodec.Instance,
         FieldZstdCodec.Instance,
+        FieldZstdCodec.FoldedChecksum,
     ];
 
     private static readonly Codec[] s_byId = [.. All.OrderBy(c => c.Id)];

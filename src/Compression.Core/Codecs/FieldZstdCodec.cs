@@ -9,18 +9,31 @@ namespace Compression.Codecs;
 /// the residual section (one raw zstd block with the envelope's dictionary when <c>zstd</c> is 1, the residual as it
 /// is when 0), then the rANS stream of the model's symbols to the end. Decoding bounds every step by the declared
 /// length: the residual and the packed stream are shorter than the document, the document is exactly its length.
+/// Codec 9 (<see cref="CompressionCodec.FieldZstdFoldedChecksum"/>, format v3 only) is the same payload with the
+/// document's checksum (the low 16 bits of its XxHash3) folded into the rANS stream's initial state, which the envelope
+/// then does not repeat after the payload: the stream always holds at least its state, and its end gives the checksum
+/// back, checked here against the decoded document.
 /// </summary>
 internal sealed class FieldZstdCodec : Codec
 {
-    public static readonly FieldZstdCodec Instance = new();
+    public static readonly FieldZstdCodec Instance = new(foldsChecksum: false);
+
+    /// <summary>Codec 9: the checksum inside the stream.</summary>
+    public static readonly FieldZstdCodec FoldedChecksum = new(foldsChecksum: true);
+
+    private readonly bool _foldsChecksum;
+
+    private FieldZstdCodec(bool foldsChecksum) => _foldsChecksum = foldsChecksum;
 
     [ThreadStatic] private static RansEncoder? t_symbols;
 
-    public override CompressionCodec Id => CompressionCodec.FieldZstd;
+    public override CompressionCodec Id => _foldsChecksum ? CompressionCodec.FieldZstdFoldedChecksum : CompressionCodec.FieldZstd;
     public override int MinLevel => ZstdCodec.MinimumLevel;
     public override int MaxLevel => ZstdCodec.MaximumLevel;
     public override int DefaultLevel => 3;
-    public override string Name => "field_zstd";
+    public override string Name => _foldsChecksum ? "field_zstd_folded_checksum" : "field_zstd";
+    public override EnvelopeFormat FirstFormat => _foldsChecksum ? EnvelopeFormat.V3 : EnvelopeFormat.V2;
+    public override bool ChecksumInPayload => _foldsChecksum;
     public override bool IsStructured => true;
     public override IReadOnlyList<int> AnalyzeLevels => [];
 
@@ -41,8 +54,9 @@ internal sealed class FieldZstdCodec : Codec
             if (!shapes.TryEncode(source, packed.AsSpan(0, source.Length), out int packedLength)) return false;
             symbols.Reset();
             if (!fields.TrySplit(packed.AsSpan(0, packedLength), residual.AsSpan(0, packedLength), out int residualLength, symbols)) return false;
-            ReadOnlySpan<byte> stream = symbols.Encode();
-            if (!Verify(fields, residual.AsSpan(0, residualLength), stream, packed.AsSpan(0, packedLength))) return false;
+            ushort checksum = _foldsChecksum ? DocumentEnvelope.ShortChecksum(source, EnvelopeFormat.V3) : (ushort)0;
+            ReadOnlySpan<byte> stream = _foldsChecksum ? symbols.EncodeFolded(checksum) : symbols.Encode();
+            if (!Verify(fields, residual.AsSpan(0, residualLength), stream, packed.AsSpan(0, packedLength), _foldsChecksum, checksum)) return false;
 
             // The residual as one zstd block after the header, when that is smaller than the residual itself.
             int headerRoom = Varint.GetLength((uint)residualLength << 1 | 1);
@@ -79,12 +93,17 @@ internal sealed class FieldZstdCodec : Codec
         }
     }
 
-    private static bool Verify(FieldCoder fields, ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, ReadOnlySpan<byte> packed)
+    private static bool Verify(FieldCoder fields, ReadOnlySpan<byte> residual, ReadOnlySpan<byte> stream, ReadOnlySpan<byte> packed,
+        bool foldsChecksum, ushort checksum)
     {
         byte[] joined = PackBuffers.Rent(PackBuffers.Slot.Joined, packed.Length);
         try
         {
-            return fields.Join(residual, stream, joined.AsSpan(0, packed.Length)) == packed.Length && joined.AsSpan(0, packed.Length).SequenceEqual(packed);
+            ushort back = 0;
+            int length = foldsChecksum
+                ? fields.JoinFolded(residual, stream, joined.AsSpan(0, packed.Length), out back)
+                : fields.Join(residual, stream, joined.AsSpan(0, packed.Length));
+            return length == packed.Length && back == checksum && joined.AsSpan(0, packed.Length).SequenceEqual(packed);
         }
         catch (InvalidDataException)
         {
@@ -131,10 +150,15 @@ internal sealed class FieldZstdCodec : Codec
                 if (sectionBytes.Length > capacity) ThrowHelper.ThrowCorrupt($"A field-coded payload's residual has {sectionBytes.Length} bytes, more than its {destination.Length}-byte document's packed stream can.");
                 residualBytes = sectionBytes;
             }
-            int packedLength = fields.Join(residualBytes, stream, packed.AsSpan(0, capacity));
+            ushort checksum = 0;
+            int packedLength = _foldsChecksum
+                ? fields.JoinFolded(residualBytes, stream, packed.AsSpan(0, capacity), out checksum)
+                : fields.Join(residualBytes, stream, packed.AsSpan(0, capacity));
             int length = shapes.Decode(packed.AsSpan(0, packedLength), destination);
             if (length != destination.Length)
                 ThrowHelper.ThrowCorrupt($"A field-coded payload decodes to {length} bytes; the envelope declares {destination.Length}.");
+            if (_foldsChecksum && DocumentEnvelope.ShortChecksum(destination, EnvelopeFormat.V3) != checksum)
+                ThrowHelper.ThrowCorrupt("Checksum mismatch: the decompressed document does not match the checksum its field stream holds (the low 16 bits of its XxHash3).");
         }
         finally
         {

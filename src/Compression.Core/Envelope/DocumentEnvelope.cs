@@ -79,7 +79,7 @@ public static class DocumentEnvelope
 
         if (version > LatestFormatVersion || codecId > MaxCodecId) ThrowUnknownVersionOrCodec(version, codecId);
         Codecs.Codec codec = Codecs.CodecRegistry.For((CompressionCodec)codecId);
-        if (codec.IsStructured && (version == 0 || !hasChecksum || !hasDictionary))
+        if (codec.IsStructured && (version < (int)codec.FirstFormat || !hasChecksum || !hasDictionary))
             ThrowBadPackedZstd(codec, version, hasChecksum);
 
         int offset = 2;
@@ -98,7 +98,8 @@ public static class DocumentEnvelope
             dictionaryId = id;
         }
 
-        int checksumLength = hasChecksum ? GetChecksumLength((EnvelopeFormat)version) : 0;
+        // A codec whose payload holds the checksum (codec 9: its rANS stream's initial state) has no trailer.
+        int checksumLength = hasChecksum && !codec.ChecksumInPayload ? GetChecksumLength((EnvelopeFormat)version) : 0;
         int payloadLength = data.Length - offset - checksumLength;
         if (payloadLength < 0)
             ThrowHelper.ThrowCorrupt("Envelope truncated: no room for the checksum.");
@@ -132,7 +133,7 @@ public static class DocumentEnvelope
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowBadPackedZstd(Codecs.Codec codec, int version, bool hasChecksum) =>
-        ThrowHelper.ThrowCorrupt($"Envelope of codec {(int)codec.Id} ({codec.Name.Replace('_', ' ')}) is {(version == 0 ? "format v1" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in formats v2 and v3, with a checksum and a dictionary id.");
+        ThrowHelper.ThrowCorrupt($"Envelope of codec {(int)codec.Id} ({codec.Name.Replace('_', ' ')}) is {(version < (int)codec.FirstFormat ? $"format v{version + 1}" : !hasChecksum ? "without a checksum" : "without a dictionary id")}; that codec exists only in {(codec.FirstFormat == EnvelopeFormat.V2 ? "formats v2 and v3" : "format v3")}, with a checksum and a dictionary id.");
 
     [DoesNotReturn, MethodImpl(MethodImplOptions.NoInlining)]
     private static void ThrowOverLimit(uint length, int maxUncompressedLength) =>
@@ -183,7 +184,7 @@ public static class DocumentEnvelope
         : stored.Length == ShortChecksumLength && BinaryPrimitives.ReadUInt16LittleEndian(stored) == ShortChecksum(uncompressed, format);
 
     /// <summary>The 2-byte checksum: the low 16 bits of the XxHash32 (v2) or of the XxHash3 (v3).</summary>
-    private static ushort ShortChecksum(ReadOnlySpan<byte> uncompressed, EnvelopeFormat format) => format == EnvelopeFormat.V2
+    internal static ushort ShortChecksum(ReadOnlySpan<byte> uncompressed, EnvelopeFormat format) => format == EnvelopeFormat.V2
         ? (ushort)System.IO.Hashing.XxHash32.HashToUInt32(uncompressed)
         : (ushort)System.IO.Hashing.XxHash3.HashToUInt64(uncompressed);
 }

@@ -55,7 +55,8 @@ public sealed class CorruptInterleavedTests(ITestOutputHelper output)
                 Add($"{CodecRegistry.For(codec).Name}-{f}", new DocumentCompressor(new() { Codec = codec, Format = f }), null, codec);
             if (f != EnvelopeFormat.V1)
                 Add($"packed-{f}", new DocumentCompressor(new() { Codec = CompressionCodec.Zstd, Format = f }), dict,
-                    dict.Shapes?.Fields is null ? CompressionCodec.PackedZstd : CompressionCodec.FieldZstd); // the engine's dictionary: a field model where one pays
+                    dict.Shapes?.Fields is null ? CompressionCodec.PackedZstd
+                    : f == EnvelopeFormat.V3 ? CompressionCodec.FieldZstdFoldedChecksum : CompressionCodec.FieldZstd); // the engine's dictionary: a field model where one pays
         }
         return cases;
     }
@@ -87,6 +88,8 @@ public sealed class CorruptInterleavedTests(ITestOutputHelper output)
                 if (!DocumentEnvelope.TryReadHeader(envA, out var ha) || !DocumentEnvelope.TryReadHeader(envB, out var hb) || ha.HeaderLength != hb.HeaderLength) continue;
                 byte[] m = (byte[])envA.Clone();
                 envB.AsSpan(ha.HeaderLength, ha.PayloadLength).CopyTo(m.AsSpan(ha.HeaderLength));
+                // Codec 9 has no trailer: with identical headers its payload is all of envelope B, and decoding B is right.
+                if (m.AsSpan().SequenceEqual(envB)) continue;
                 yield return ($"swap {a}<-{b}", m, docA);
             }
         // cross-length swap: header of A over the whole tail of B

@@ -23,8 +23,11 @@ public sealed class UntrustedStoreTests : IDisposable
         var random = new Random(5);
         for (int i = 0; i < 400; i++) ns.Compress(TestDocuments.Movie(random));
         await engine.WhenIdleAsync();
-        var record = ns.CurrentDictionary ?? (await ns.TrainAsync()).Dictionary;
-        Assert.NotNull(record);
+        TrainingResult? again = ns.CurrentDictionary is null ? await ns.TrainAsync() : null;
+        var record = ns.CurrentDictionary ?? again?.Dictionary;
+        // Once in a full run under load (2026-11-28) neither the background training nor this one gave a dictionary: the
+        // outcome of the second goes into the message, so the next occurrence says which (see CompressionEngineTests' burst test).
+        Assert.True(record is not null, $"no dictionary after idle; a training now: {again?.Outcome}");
         return (record, Path.Combine(_directory, $"{record.Id}.dict.json"));
     }
 

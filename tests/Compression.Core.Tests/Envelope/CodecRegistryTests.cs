@@ -34,18 +34,22 @@ public sealed class CodecRegistryTests
     }
 
     [Fact]
-    public void StructuredCodecs_AreSevenAndEight_AndTakeADictionary_AsZstdDoes()
+    public void StructuredCodecs_AreSevenToNine_AndTakeADictionary_AsZstdDoes()
     {
-        Assert.Equal([CompressionCodec.PackedZstd, CompressionCodec.FieldZstd], CodecRegistry.ById.Where(c => c.IsStructured).Select(c => c.Id));
-        Assert.Equal([CompressionCodec.Zstd, CompressionCodec.PackedZstd, CompressionCodec.FieldZstd], CodecRegistry.ById.Where(c => c.TakesDictionary).Select(c => c.Id));
+        Assert.Equal([CompressionCodec.PackedZstd, CompressionCodec.FieldZstd, CompressionCodec.FieldZstdFoldedChecksum], CodecRegistry.ById.Where(c => c.IsStructured).Select(c => c.Id));
+        Assert.Equal([CompressionCodec.Zstd, CompressionCodec.PackedZstd, CompressionCodec.FieldZstd, CompressionCodec.FieldZstdFoldedChecksum],
+            CodecRegistry.ById.Where(c => c.TakesDictionary).Select(c => c.Id));
+        // Only codec 9 keeps its checksum in its payload, and only it starts at format v3.
+        Assert.Equal([CompressionCodec.FieldZstdFoldedChecksum], CodecRegistry.ById.Where(c => c.ChecksumInPayload).Select(c => c.Id));
+        Assert.Equal([CompressionCodec.FieldZstdFoldedChecksum], CodecRegistry.ById.Where(c => c.FirstFormat == EnvelopeFormat.V3).Select(c => c.Id));
     }
 
     [Fact]
     public void OptionValidation_ListsExactlyTheApplicationCodecs_AndNamesTheKey()
     {
         string[] application = [.. CodecRegistry.ById.Where(c => !c.IsStructured).Select(c => c.Id.ToString())];
-        Assert.Equal(Enum.GetNames<CompressionCodec>().Except([nameof(CompressionCodec.PackedZstd), nameof(CompressionCodec.FieldZstd)]), application);
-        foreach (var codec in new[] { (CompressionCodec)99, CompressionCodec.PackedZstd, CompressionCodec.FieldZstd })
+        Assert.Equal(Enum.GetNames<CompressionCodec>().Except([nameof(CompressionCodec.PackedZstd), nameof(CompressionCodec.FieldZstd), nameof(CompressionCodec.FieldZstdFoldedChecksum)]), application);
+        foreach (var codec in new[] { (CompressionCodec)99, CompressionCodec.PackedZstd, CompressionCodec.FieldZstd, CompressionCodec.FieldZstdFoldedChecksum })
         {
             string error = Assert.Single(new DocumentCompressorOptions { Codec = codec }.Validate("Compression:Defaults"));
             Assert.StartsWith($"Compression:Defaults:Codec: '{codec}' ", error, StringComparison.Ordinal);

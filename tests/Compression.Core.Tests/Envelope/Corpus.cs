@@ -18,6 +18,12 @@ internal static class Corpus
     public static readonly CompressionCodec[] CompressingCodecs = [.. AllCodecs.Where(c => c != CompressionCodec.Stored)];
 
     /// <summary>Every codec a setting can name, in the registry's order (the zlib family together).</summary>
+    /// <summary>Codec 8 or 9: a field-coded envelope (9 is 8 with the checksum in its stream, written in format v3).</summary>
+    public static bool IsFieldCoded(CompressionCodec codec) => codec is CompressionCodec.FieldZstd or CompressionCodec.FieldZstdFoldedChecksum;
+
+    /// <summary>Codecs 7-9, written by the engine with a dictionary's shape table.</summary>
+    public static bool IsStructured(CompressionCodec codec) => codec is CompressionCodec.PackedZstd || IsFieldCoded(codec);
+
     public static readonly CompressionCodec[] AllCodecsInRegistryOrder = [.. CodecRegistry.All.Where(c => !c.IsStructured).Select(c => c.Id)];
 
     /// <summary>The id of <see cref="Dictionary"/>.</summary>

@@ -46,7 +46,13 @@ public sealed class FieldVectorSources
             [.. FlightSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(FlightVector));
         yield return ("v3-fields-sources", EnvelopeFormat.V3, "fields-json-sources.bin", "shapes-json-quakes.bin",
             [.. QuakeSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(QuakeVector));
+        // Codec 9: the document and model of v3-fields-json-templates, the checksum folded into the symbol stream.
+        yield return ("v3-fields-folded-checksum", EnvelopeFormat.V3, "fields-json-templates.bin", "shapes-json-flights.bin",
+            [.. FlightSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(FlightVector));
     }
+
+    /// <summary>Whether the vector of <paramref name="name"/> is codec 9 (the checksum in the stream); the others are codec 8.</summary>
+    internal static bool FoldsChecksum(string name) => name.Contains("folded-checksum", StringComparison.Ordinal);
 
     /// <summary>Three earthquake records (the shape of the reference corpus earthquakes.jsonl's, cut to five keys): the samples of shapes-json-quakes.bin.</summary>
     private static readonly string[] QuakeSamples =
@@ -238,14 +244,15 @@ public sealed class FieldVectorSources
     }
 
     /// <summary>The packed stream, residual and symbol stream of <paramref name="document"/> under <paramref name="model"/> (the library's split).</summary>
-    internal static (byte[] Packed, byte[] Residual, byte[] Symbols) Split(ShapeTransform model, byte[] document)
+    internal static (byte[] Packed, byte[] Residual, byte[] Symbols) Split(ShapeTransform model, byte[] document, bool foldChecksum = false)
     {
         byte[] packed = new byte[document.Length];
         Assert.True(model.TryEncode(document, packed, out int packedLength));
         byte[] residual = new byte[packedLength];
         var symbols = new RansEncoder();
         Assert.True(model.Fields!.TrySplit(packed.AsSpan(0, packedLength), residual, out int residualLength, symbols));
-        return (packed[..packedLength], residual[..residualLength], symbols.Encode().ToArray());
+        ReadOnlySpan<byte> stream = foldChecksum ? symbols.EncodeFolded((ushort)System.IO.Hashing.XxHash3.HashToUInt64(document)) : symbols.Encode();
+        return (packed[..packedLength], residual[..residualLength], stream.ToArray());
     }
 
     [Fact]
@@ -294,18 +301,19 @@ public sealed class FieldVectorSources
             File.WriteAllBytes(Path.Combine(directory, fields), smdl);
             ShapeTransform model = ShapeTransform.Parse(smdl);
             ZstdDictionary withModel = ZstdDictionary.Create(4242, dictionary, ZstdDictionary.DefaultMaximumSize, model);
-            var writer = new DocumentCompressor(new DocumentCompressorOptions { Format = format, Level = PackedVectorSources.Level, MinimumSize = 0 });
+            bool folds = FoldsChecksum(name);
+            var writer = new DocumentCompressor(new DocumentCompressorOptions { Format = format, Level = PackedVectorSources.Level, MinimumSize = 0 }) { FoldChecksum = folds };
             byte[] envelope = writer.Compress(document, withModel);
-            Assert.Equal(CompressionCodec.FieldZstd, (CompressionCodec)(envelope[1] & 0x0F));
+            Assert.Equal(folds ? CompressionCodec.FieldZstdFoldedChecksum : CompressionCodec.FieldZstd, (CompressionCodec)(envelope[1] & 0x0F));
             Assert.Equal(document, writer.Decompress(envelope, withModel));
-            var (packed, residual, symbols) = Split(model, document);
+            var (packed, residual, symbols) = Split(model, document, folds);
             bool text = model.Table.Kind == DocumentKind.Json;
             entries.Add(new JsonObject
             {
                 ["name"] = name,
                 ["description"] = "",
                 ["format"] = format.ToString().ToLowerInvariant(),
-                ["codec"] = "fieldZstd",
+                ["codec"] = folds ? "fieldZstdFoldedChecksum" : "fieldZstd",
                 ["level"] = PackedVectorSources.Level,
                 ["checksum"] = true,
                 ["dictionary"] = "dictionary-4242.bin",

@@ -99,6 +99,7 @@ public sealed class FormatVectorTests
         Assert.Contains(v3, v => v.CodecId == CompressionCodec.PackedZstd);
         Assert.Contains(v3, v => v.CodecId == CompressionCodec.FieldZstd);
         Assert.Contains(v2, v => v.CodecId == CompressionCodec.FieldZstd);
+        Assert.Contains(v3, v => v.CodecId == CompressionCodec.FieldZstdFoldedChecksum && IndependentModelOf(v).HasTemplates);
 
         // Codec 7, packed zstd: one vector per shape table kind, each with its table and packed stream. Codec 8, field
         // zstd: a JSON and a BSON elements vector, and one whose model has string templates, each with its table, packed
@@ -122,14 +123,14 @@ public sealed class FormatVectorTests
         {
             Assert.True(v.Structured == (v.Shapes is not null) && v.Structured == (v.Packed is not null),
                 $"{v.Name}: a shape table and a packed stream exactly when the codec is packed zstd or field zstd");
-            bool fieldZstd = v.CodecId == CompressionCodec.FieldZstd;
+            bool fieldZstd = Corpus.IsFieldCoded(v.CodecId);
             Assert.True(fieldZstd == (v.Fields is not null) && fieldZstd == (v.Residual is not null) && fieldZstd == (v.Symbols is not null),
                 $"{v.Name}: a structure model, a residual and a symbol stream exactly when the codec is field zstd");
         });
         Assert.All(vectors.Where(v => v.Structured), v =>
         {
             Assert.NotEqual(EnvelopeFormat.V1, v.FormatId);
-            Assert.True(v.Checksum && v.Dictionary is not null, $"{v.Name}: codecs 7 and 8 always have a checksum and a dictionary");
+            Assert.True(v.Checksum && v.Dictionary is not null, $"{v.Name}: codecs 7 to 9 always have a checksum and a dictionary");
         });
     }
 
@@ -165,7 +166,9 @@ public sealed class FormatVectorTests
         bool hasChecksum = (e[1] & 0x40) != 0, hasDictionary = (e[1] & 0x80) != 0;
         Assert.Equal((int)v.FormatId, version);
         Assert.InRange(version, 0, 2); // 3 is reserved
-        int checksumLength = !hasChecksum ? 0 : version == 0 ? 4 : 2; // v1: XxHash32; v2: its low 16 bits; v3: the XxHash3's
+        // v1: XxHash32; v2: its low 16 bits; v3: the XxHash3's; codec 9 (v3 only) holds it in its symbol stream, no trailer.
+        int checksumLength = !hasChecksum ? 0 : version == 0 ? 4 : codec == 9 ? 0 : 2;
+        ushort? foldedChecksum = null;
         int offset = 2;
         uint length = ReadLeb128(e, ref offset);
         uint? dictionaryId = hasDictionary ? ReadLeb128(e, ref offset) : null;
@@ -230,11 +233,15 @@ public sealed class FormatVectorTests
                 Assert.Equal((int)length, shapes.Decode(packed, output));
                 break;
             case CompressionCodec.FieldZstd:
+            case CompressionCodec.FieldZstdFoldedChecksum:
             {
                 // Codec 8: as codec 7's header rules. The payload is a varint h, h >> 1 bytes of residual section (a raw zstd
                 // block with the dictionary when h & 1, else the residual itself), then the symbol stream to the end. Residual
                 // and packed stream are each at most declared - 1 bytes. (docs/format.md, "Codec 8"; docs/field-model.md.)
-                Assert.InRange(version, 1, 2);
+                // Codec 9: the same in v3 only, with no checksum trailer: the stream's final decoder state is 65,536 plus the
+                // checksum (docs/format.md, "Codec 9").
+                bool folded = codec == 9;
+                Assert.InRange(version, folded ? 2 : 1, 2);
                 Assert.True(hasChecksum);
                 Assert.Equal(v.DictionaryId, dictionaryId);
                 Assert.InRange(length, 1u, 128u * 1024);
@@ -252,8 +259,9 @@ public sealed class FormatVectorTests
                 // The structure model as the record stores it (docs/field-model.md, "Stored layout"), read byte by byte.
                 var (table, model) = ReadStructureModel(v);
 
-                var joiner = new IndependentJoiner(table, model, residual, stream, (int)length - 1);
+                var joiner = new IndependentJoiner(table, model, residual, stream, (int)length - 1, folded);
                 byte[] joined = joiner.Join();
+                if (folded) foldedChecksum = joiner.Folded;
                 Assert.Equal(v.Packed, Convert.ToHexString(joined).ToLowerInvariant());
                 // What the walk met: every case of "Joining" the vectors are made to show. A vector whose model has no
                 // templates (version 1) meets every case of values, ranges, escapes and arrays; one whose model has templates meets a
@@ -299,7 +307,8 @@ public sealed class FormatVectorTests
         Assert.Equal(v.Expected, output);
         if (hasChecksum && version == 0) Assert.Equal(XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt32LittleEndian(e.AsSpan(e.Length - 4)));
         if (hasChecksum && version == 1) Assert.Equal((ushort)XxHash32.HashToUInt32(output), BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
-        if (hasChecksum && version == 2) Assert.Equal((ushort)XxHash3.HashToUInt64(output), BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
+        if (hasChecksum && version == 2) Assert.Equal((ushort)XxHash3.HashToUInt64(output), foldedChecksum ?? BinaryPrimitives.ReadUInt16LittleEndian(e.AsSpan(e.Length - 2)));
+        Assert.Equal(codec == 9, foldedChecksum is not null);
     }
 
     [Theory]
@@ -588,8 +597,11 @@ public sealed class FormatVectorTests
     /// and keeping the latest value of each source key (model version 2). <see cref="Met"/> records which cases of the
     /// join it met.
     /// </summary>
-    private sealed class IndependentJoiner(ShapeTable table, IndependentFieldModel model, byte[] residual, byte[] stream, int capacity)
+    private sealed class IndependentJoiner(ShapeTable table, IndependentFieldModel model, byte[] residual, byte[] stream, int capacity, bool folded = false)
     {
+        /// <summary>Codec 9: the checksum the final state held (the state minus 65,536).</summary>
+        public ushort? Folded { get; private set; }
+
         private readonly List<byte> _out = [];
         private int _in;   // position in the residual
         private int _next; // next byte of the symbol stream
@@ -604,8 +616,9 @@ public sealed class FormatVectorTests
 
         public byte[] Join()
         {
-            // The state: the stream's first 3 bytes, little-endian; a stream that codes no symbol is empty (the state is then 65,536).
-            if (stream.Length == 0)
+            // The state: the stream's first 3 bytes, little-endian; a stream that codes no symbol is empty (the state is then
+            // 65,536), except in codec 9, whose stream always holds at least its state.
+            if (stream.Length == 0 && !folded)
             {
                 _x = 65536;
             }
@@ -618,7 +631,15 @@ public sealed class FormatVectorTests
             Object();
             Assert.Equal(residual.Length, _in);    // the packed stream ends with the residual
             Assert.Equal(stream.Length, _next);    // every byte of the symbol stream read
-            Assert.Equal(65536u, _x);              // and the state back at L
+            if (folded)
+            {
+                Assert.InRange(_x, 65536u, 131071u); // the state back at L plus the 16-bit checksum
+                Folded = (ushort)(_x - 65536);
+            }
+            else
+            {
+                Assert.Equal(65536u, _x);          // and the state back at L
+            }
             Assert.True(_out.Count <= capacity);
             return [.. _out];
         }
@@ -917,7 +938,10 @@ public sealed class FormatVectorTests
         // Packed zstd and field zstd are not settings: a zstd writer packs by itself when its dictionary carries a shape
         // table, and splits the packed stream with the field model when the dictionary carries one too.
         CompressionCodec setting = v.Structured ? CompressionCodec.Zstd : v.CodecId;
-        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = setting, Level = v.Level, Checksum = v.Checksum, MinimumSize = 0, Format = v.FormatId });
+        var compressor = new DocumentCompressor(new DocumentCompressorOptions { Codec = setting, Level = v.Level, Checksum = v.Checksum, MinimumSize = 0, Format = v.FormatId })
+        {
+            FoldChecksum = v.CodecId == CompressionCodec.FieldZstdFoldedChecksum, // the v3 codec 8 vectors were written before codec 9
+        };
         ZstdDictionary? dictionary = DictionaryFor(v);
         byte[] reencoded = compressor.Compress(v.Expected, dictionary);
         if (v.Packed is not null)
@@ -930,7 +954,7 @@ public sealed class FormatVectorTests
         if (v.Residual is not null)
         {
             // The library's split of that packed stream gives the vector's residual and symbol stream.
-            var (_, residual, symbols) = FieldVectorSources.Split(dictionary!.Shapes!, v.Expected);
+            var (_, residual, symbols) = FieldVectorSources.Split(dictionary!.Shapes!, v.Expected, v.CodecId == CompressionCodec.FieldZstdFoldedChecksum);
             Assert.Equal(v.Residual, Convert.ToHexString(residual).ToLowerInvariant());
             Assert.Equal(v.Symbols, Convert.ToHexString(symbols).ToLowerInvariant());
         }

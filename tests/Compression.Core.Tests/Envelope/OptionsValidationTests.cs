@@ -37,17 +37,17 @@ public sealed class OptionsValidationTests
     [Fact]
     public void Validate_UndefinedCodecWithOtherProblems_ListsThemAll()
     {
-        var options = new DocumentCompressorOptions { Codec = (CompressionCodec)9, Level = 3, MinimumSize = -5, MaxUncompressedLength = -1 };
+        var options = new DocumentCompressorOptions { Codec = (CompressionCodec)10, Level = 3, MinimumSize = -5, MaxUncompressedLength = -1 };
         var errors = options.Validate("App:Compression");
         Assert.Equal(3, errors.Count); // the level cannot be checked against an unknown codec
-        Assert.Contains(errors, e => e.StartsWith("App:Compression:Codec: '9' is not a codec", StringComparison.Ordinal)
+        Assert.Contains(errors, e => e.StartsWith("App:Compression:Codec: '10' is not a codec", StringComparison.Ordinal)
             && e.Contains("allowed: Stored, Zstd, Lz4, Snappy, Deflate, Brotli, Gzip", StringComparison.Ordinal));
         Assert.Contains(errors, e => e.StartsWith("App:Compression:MinimumSize: -5", StringComparison.Ordinal));
         Assert.Contains(errors, e => e.StartsWith("App:Compression:MaxUncompressedLength: -1", StringComparison.Ordinal));
     }
 
     [Theory]
-    [InlineData(9)] // 7 and 8 (PackedZstd, FieldZstd) are refused as settings (ShapeTableEngineTests)
+    [InlineData(10)] // 7-9 (PackedZstd, FieldZstd, FieldZstdFoldedChecksum) are refused as settings (ShapeTableEngineTests, CodecRegistryTests)
     [InlineData(15)]
     [InlineData(255)]
     public void Validate_UndefinedCodecValue_IsReported(int value)

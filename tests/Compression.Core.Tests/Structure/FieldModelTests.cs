@@ -7,6 +7,7 @@ using System.Text;
 using Compression.Codecs;
 using Compression.Fuzz;
 using Compression.Structure;
+using Compression.Core.Tests.Envelope;
 using Xunit;
 using Xunit.Abstractions;
 
@@ -81,13 +82,59 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         foreach (byte[] document in Data(kind).HeldOut)
         {
             byte[] envelope = Writer(documents.Count % 2 == 0 ? EnvelopeFormat.V2 : EnvelopeFormat.V3).Compress(document, dictionary);
-            if (Header(envelope).Codec != CompressionCodec.FieldZstd) continue;
+            if (!Corpus.IsFieldCoded(Header(envelope).Codec)) continue;
             documents.Add(document);
             envelopes.Add(envelope);
             if (documents.Count == count) break;
         }
         Assert.Equal(count, documents.Count);
         return (documents, envelopes);
+    }
+
+    /// <summary>
+    /// Codec 9 is codec 8 with the checksum folded into the symbol stream's initial state (docs/format.md, "Codec 9"):
+    /// format v3 writes it, the same document as codec 8 is about 2 bytes longer (its trailer), every one reads back,
+    /// and the header says a checksum is present but has no trailer.
+    /// </summary>
+    [Theory]
+    [InlineData("json")]
+    [InlineData("bson")]
+    public void Compress_FormatV3_WritesCodec9_AboutTwoBytesShorterThanCodec8(string kind)
+    {
+        ZstdDictionary dictionary = FieldDictionary(kind);
+        var eight = new DocumentCompressor(new DocumentCompressorOptions { Format = EnvelopeFormat.V3 }) { FoldChecksum = false };
+        var nine = new DocumentCompressor(new DocumentCompressorOptions { Format = EnvelopeFormat.V3 });
+        long saved = 0;
+        int count = 0;
+        foreach (byte[] document in Data(kind).HeldOut.Take(300))
+        {
+            byte[] withTrailer = eight.Compress(document, dictionary), folded = nine.Compress(document, dictionary);
+            if (Header(withTrailer).Codec != CompressionCodec.FieldZstd) continue;
+            EnvelopeHeader header = Header(folded);
+            Assert.Equal(CompressionCodec.FieldZstdFoldedChecksum, header.Codec);
+            Assert.True(header.HasChecksum);
+            Assert.Equal(0, header.ChecksumLength);
+            Assert.Equal(document, Reader.Decompress(folded, dictionary));
+            // 2 bytes of trailer gone, less about a bit of stream; a document coding no symbol gains a 3-byte state.
+            Assert.InRange(withTrailer.Length - folded.Length, -1, 2);
+            saved += withTrailer.Length - folded.Length;
+            count++;
+        }
+        Assert.True(count >= 100, $"{count} documents written as codec 8");
+        output.WriteLine($"{kind}: {count} documents, codec 9 saves {saved / (double)count:F3} bytes a document over codec 8");
+        Assert.InRange(saved / (double)count, 1.8, 2.0);
+    }
+
+    [Theory]
+    [InlineData(0xD9, "is format v2; that codec exists only in format v3")]
+    [InlineData(0xC9, "is format v1; that codec exists only in format v3")]
+    [InlineData(0xA9, "is without a checksum")]
+    [InlineData(0x69, "is without a dictionary id")]
+    public void ReadHeader_Codec9OutsideItsRules_IsCorrupt(int flags, string message)
+    {
+        byte[] envelope = (flags & 0x80) != 0 ? [0xC5, (byte)flags, 10, 0x92, 0x21, 1, 2, 3] : [0xC5, (byte)flags, 10, 1, 2, 3];
+        var ex = Assert.Throws<InvalidDataException>(() => DocumentEnvelope.TryReadHeader(envelope, out _));
+        Assert.Contains("codec 9 (field zstd folded checksum) " + message, ex.Message);
     }
 
     /// <summary>The fields of <paramref name="model"/> as training defines them (values, range, templates, frequencies as counts): serialized, the model's bytes again.</summary>
@@ -903,7 +950,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         {
             byte[] envelope = writer.Compress(document, dictionary);
             EnvelopeHeader header = Header(envelope);
-            if (header.Codec == CompressionCodec.FieldZstd)
+            if (Corpus.IsFieldCoded(header.Codec))
             {
                 field++;
                 Assert.Equal(dictionary.Id, header.DictionaryId);
@@ -939,7 +986,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
             byte[] seven = writer.Compress(document, packed);
             byte[] eight = writer.Compress(document, fields);
             if (Header(seven).Codec == CompressionCodec.PackedZstd) as7++;
-            if (Header(eight).Codec == CompressionCodec.FieldZstd) as8++;
+            if (Corpus.IsFieldCoded(Header(eight).Codec)) as8++;
             Assert.Equal(document, Reader.Decompress(eight, fields));
             raw += document.Length;
             packedBytes += seven.Length;
@@ -1129,7 +1176,8 @@ public sealed class FieldModelTests(ITestOutputHelper output)
             byte[] back = new byte[documents[i].Length];
             try
             {
-                FieldZstdCodec.Instance.Decompress(envelopes[i].AsSpan(header.HeaderLength, header.PayloadLength), back, lyingDictionary);
+                // (Codec 9's payload holds the checksum, so its codec alone checks it too: its "other bytes" stay 0.)
+                CodecRegistry.For(header.Codec).Decompress(envelopes[i].AsSpan(header.HeaderLength, header.PayloadLength), back, lyingDictionary);
                 if (back.AsSpan().SequenceEqual(documents[i])) codecExact++;
                 else codecWrong++;
             }
@@ -1138,7 +1186,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
                 codecRejected++;
             }
         }
-        output.WriteLine($"{kind}, {lie}: {documents.Count} codec 8 envelopes read with the lying model: {rejected} refused, {exact} exact (the lie does not touch them), {wrong} wrong; " +
+        output.WriteLine($"{kind}, {lie}: {documents.Count} field-coded envelopes (codec {(int)Header(envelopes[0]).Codec}) read with the lying model: {rejected} refused, {exact} exact (the lie does not touch them), {wrong} wrong; " +
             $"the codec alone: {codecRejected} refused by its structure, {codecWrong} decoded to other bytes (the checksum's catch), {codecExact} exact");
         Assert.Equal(0, wrong);
         Assert.Equal(documents.Count, rejected + exact);

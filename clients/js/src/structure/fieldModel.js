@@ -247,8 +247,9 @@ function symbolTable(cumulative) {
 
 /** rANS, byte-wise, 24-bit state (L = 2^16), 12-bit frequencies (docs/format.md, "Codec 8"). */
 class RansDecoder {
-  constructor(stream) {
+  constructor(stream, folded = false) {
     this.s = stream;
+    if (stream.length === 0 && folded) corrupt('Field stream: empty, where its state holds the checksum.');
     if (stream.length === 0) {
       this.x = RANS_LOW;
       this.at = 0;
@@ -312,6 +313,13 @@ class RansDecoder {
     if (this.at !== this.s.length) corrupt(`Field stream: ${this.s.length - this.at} bytes left after the last symbol.`);
     if (this.x !== RANS_LOW) corrupt('Field stream: the final state is not the encoder\'s initial state (the stream is damaged).');
   }
+
+  /** Codec 9: every byte read and the state in [L, 2L); returns the 16-bit value (the checksum) it holds above L. */
+  endFolded() {
+    if (this.at !== this.s.length) corrupt(`Field stream: ${this.s.length - this.at} bytes left after the last symbol.`);
+    if (this.x >= 2 * RANS_LOW) corrupt('Field stream: the final state is not one an encoder starts from (the stream is damaged).');
+    return this.x - RANS_LOW;
+  }
 }
 
 function symbolAt(cumulative, slot) {
@@ -342,10 +350,11 @@ function writeVarint(w, value) {
 }
 
 /** Joins the residual and the symbol stream back into the packed stream, of at most `capacity` bytes. */
-function join(table, model, residual, stream, capacity) {
+/** The packed stream; with `end` (an object: codec 9), the stream's state holds the checksum, set as end.folded. */
+function join(table, model, residual, stream, capacity, end = null) {
   const r = new PackedReader(residual, 'Residual');
   const w = new Writer(capacity);
-  const symbols = new RansDecoder(stream);
+  const symbols = new RansDecoder(stream, end !== null);
   // Version 2: per source key, its latest value in this document (a string's place in the output, or a number), once whole.
   const latest = model.sourceKeys.size > 0 ? new Map() : null;
 
@@ -497,7 +506,8 @@ function join(table, model, residual, stream, capacity) {
 
   object(1);
   r.end();
-  symbols.end();
+  if (end !== null) end.folded = symbols.endFolded();
+  else symbols.end();
   return w.result();
 }
 

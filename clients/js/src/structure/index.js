@@ -38,7 +38,8 @@ function decodePacked(payload, declared, dictionary) {
   return out;
 }
 
-function decodeFields(payload, declared, dictionary) {
+/** Codec 8, or with `foldedChecksum` codec 9: then returns { document, folded }, the checksum its stream's end held. */
+function decodeFields(payload, declared, dictionary, foldedChecksum = false) {
   if (declared > MAX_DOCUMENT) corrupt(`A field-coded envelope declares ${declared} bytes; documents over ${MAX_DOCUMENT} are never written so.`);
   if (!dictionary) throw new InvalidDataError('A field-coded envelope needs the dictionary it names, and none was given.');
   const model = dictionary.structure;
@@ -58,10 +59,11 @@ function decodeFields(payload, declared, dictionary) {
     if (sectionBytes.length > capacity) corrupt(`A field-coded payload's residual has ${sectionBytes.length} bytes, more than its ${declared}-byte document's packed stream can.`);
     residual = sectionBytes;
   }
-  const packed = join(model.table, model.fields, residual, stream, capacity);
+  const end = foldedChecksum ? {} : null;
+  const packed = join(model.table, model.fields, residual, stream, capacity, end);
   const out = unpack(model.table, packed, declared);
   if (out.length !== declared) corrupt(`A field-coded payload decodes to ${out.length} bytes; the envelope declares ${declared}.`);
-  return out;
+  return foldedChecksum ? { document: out, folded: end.folded } : out;
 }
 
 module.exports = { parseStructureModel, decodePacked, decodeFields, MAX_STORED };

@@ -1,7 +1,7 @@
 'use strict';
 
 // The real `mongodb` driver against the loopback MongoDB server (tests/Compression.Testing), into which the .NET
-// serializer has just written documents (format v3, codec 8: a trained dictionary with a shape table and a field model):
+// serializer has just written documents (format v3, codec 9: a trained dictionary with a shape table and a field model):
 // MongoDictionaryStore reads the dictionary from _compression.dictionaries, findDecoded decodes every document, and each
 // equals what was written. Run by `npm run test:live` and by .ci/run (it needs the .NET SDK: it builds and runs
 // test/live/LoopbackHost).
@@ -45,7 +45,7 @@ test('the mongodb driver reads documents the .NET serializer wrote, through the 
       assert.deepEqual(some, expected.filter((e) => e.Station === station));
       const stored = await db.collection(info.collection).findOne({ _id: expected[1]._id });
       assert.equal(stored._z.sub_type, 0x81);
-      assert.equal(stored._z.buffer[1] & 0x0f, 8, 'codec 8 (field zstd)');
+      assert.equal(stored._z.buffer[1] & 0x0f, 9, 'codec 9 (field zstd with the checksum in its stream)');
       assert.deepEqual(await decodeStoredDocument(stored, reader), expected[1]);
     } finally {
       await client.close();
