@@ -340,10 +340,12 @@ public sealed class FuzzTargets
         if (rest.Length < 2) return;
         int declared = BinaryPrimitives.ReadUInt16LittleEndian(rest);
         ZstdDictionary dictionary = (flags & 4) != 0 && hostile is not null ? hostile : fixture.Dictionary;
+        // Bit 3: the payload is codec 9's (the checksum in the stream's state), else codec 8's.
+        FieldZstdCodec codec = (flags & 8) != 0 ? FieldZstdCodec.FoldedChecksum : FieldZstdCodec.Instance;
         byte[] document = new byte[declared];
         try
         {
-            FieldZstdCodec.Instance.Decompress(rest[2..], document, dictionary);
+            codec.Decompress(rest[2..], document, dictionary);
         }
         catch (InvalidDataException)
         {
@@ -351,9 +353,9 @@ public sealed class FuzzTargets
         }
         FieldPayloadsDecoded++;
         byte[] again = new byte[declared];
-        FieldZstdCodec.Instance.Decompress(rest[2..], again, dictionary);
+        codec.Decompress(rest[2..], again, dictionary);
         if (!again.AsSpan().SequenceEqual(document))
-            throw new FuzzFailureException("A codec 8 payload decoded twice gave two different documents.");
+            throw new FuzzFailureException($"A codec {(int)codec.Id} payload decoded twice gave two different documents.");
         CheckFieldRoundTrip(dictionary, document, "a decoded payload");
     }
 
@@ -432,9 +434,12 @@ public sealed class FuzzTargets
             if (!back.AsSpan().SequenceEqual(document))
                 throw new FuzzFailureException($"Codec 8 did not round-trip a document of {document.Length} bytes ({what}).");
         }
-        byte[] envelope = _writers[(CompressionCodec.Zstd, 3, true, EnvelopeFormat.V2)].Compress(document, dictionary);
-        if (!_strictReader.Decompress(envelope, dictionary).AsSpan().SequenceEqual(document))
-            throw new FuzzFailureException($"A v2 envelope with a field model did not round-trip a document of {document.Length} bytes ({what}).");
+        foreach (EnvelopeFormat format in (EnvelopeFormat[])[EnvelopeFormat.V2, EnvelopeFormat.V3]) // codec 8, and codec 9 in v3
+        {
+            byte[] envelope = _writers[(CompressionCodec.Zstd, 3, true, format)].Compress(document, dictionary);
+            if (!_strictReader.Decompress(envelope, dictionary).AsSpan().SequenceEqual(document))
+                throw new FuzzFailureException($"A {format} envelope with a field model did not round-trip a document of {document.Length} bytes ({what}).");
+        }
         if (shapes.VerifyFailures != failures)
             throw new FuzzFailureException($"Verify on write failed packing a document of {document.Length} bytes ({what}).");
     }
@@ -552,6 +557,12 @@ public sealed class FuzzTargets
                 payloads.Add((document.Length, buffer[..written]));
         }
         foreach ((int declared, byte[] payload) in payloads) yield return Input(0, [], declared, payload);
+        // And as codec 9 (flag 8): the checksum folded into the stream.
+        foreach (byte[] document in fixture.Documents.Take(8))
+        {
+            if (FieldZstdCodec.FoldedChecksum.TryCompress(document, buffer, 3, fixture.Dictionary, out int written))
+                yield return Input(8, [], document.Length, buffer[..written]);
+        }
         // Both: a payload decoded with the model read from the same input.
         yield return Input(4, fixture.Model, payloads[0].Declared, payloads[0].Payload);
         yield return Input(5, fixture.Model, payloads[1].Declared, payloads[1].Payload);
