@@ -31,6 +31,9 @@ internal static class Rans
     /// bit where writing them beside it cost 2 bytes.
     /// </summary>
     public const uint FoldedLimit = 2 * Low;
+
+    /// <summary>A folded stream that codes no symbol is the value alone, in 2 bytes, little-endian.</summary>
+    public const int FoldedAloneLength = 2;
 }
 
 /// <summary>One symbol to encode: its cumulative start and frequency out of 2^<see cref="ScaleBits"/>.</summary>
@@ -70,9 +73,16 @@ internal sealed class RansEncoder
 
     /// <summary>
     /// The encoded stream of the symbols added since <see cref="Reset"/>, with <paramref name="folded"/> in its initial
-    /// state (<see cref="Rans.FoldedLimit"/>): never empty, since the state holds the value even with no symbol.
+    /// state (<see cref="Rans.FoldedLimit"/>). With no symbol, the value alone, 2 bytes little-endian (<see cref="Rans.FoldedAloneLength"/>):
+    /// a state would take 3, and a stream of symbols is never under 3.
     /// </summary>
-    public ReadOnlySpan<byte> EncodeFolded(ushort folded) => Encode(Rans.Low + folded, foldsValue: true);
+    public ReadOnlySpan<byte> EncodeFolded(ushort folded)
+    {
+        if (Count > 0) return Encode(Rans.Low + folded, foldsValue: true);
+        _buffer[0] = (byte)folded;
+        _buffer[1] = (byte)(folded >> 8);
+        return _buffer.AsSpan(0, Rans.FoldedAloneLength);
+    }
 
     private ReadOnlySpan<byte> Encode(uint initial, bool foldsValue)
     {
@@ -112,7 +122,15 @@ internal ref struct RansDecoder
     public RansDecoder(ReadOnlySpan<byte> stream, bool folded = false)
     {
         _stream = stream;
-        if (stream.IsEmpty && folded) StructureThrow.Corrupt("Field stream: empty, where its state holds the checksum.");
+        if (folded && stream.Length < Rans.StateLength)
+        {
+            // No symbol: the value alone (2 bytes); any symbol read fails, as on an empty stream.
+            if (stream.Length != Rans.FoldedAloneLength) StructureThrow.Corrupt($"Field stream: {stream.Length} bytes, where it holds at least the checksum (2).");
+            _x = Rans.Low + (uint)(stream[0] | stream[1] << 8);
+            _stream = default; // read: a symbol read fails as on an empty stream, and the end finds every byte consumed
+            _at = 0;
+            return;
+        }
         if (stream.IsEmpty)
         {
             _x = Rans.Low; // no symbols: End() holds, and any symbol read fails

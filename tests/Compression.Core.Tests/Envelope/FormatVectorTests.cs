@@ -602,6 +602,8 @@ public sealed class FormatVectorTests
         /// <summary>Codec 9: the checksum the final state held (the state minus 65,536).</summary>
         public ushort? Folded { get; private set; }
 
+        private bool _checksumOnly; // codec 9, a stream of the checksum alone: no symbol may be read
+
         private readonly List<byte> _out = [];
         private int _in;   // position in the residual
         private int _next; // next byte of the symbol stream
@@ -617,8 +619,14 @@ public sealed class FormatVectorTests
         public byte[] Join()
         {
             // The state: the stream's first 3 bytes, little-endian; a stream that codes no symbol is empty (the state is then
-            // 65,536), except in codec 9, whose stream always holds at least its state.
-            if (stream.Length == 0 && !folded)
+            // 65,536), or in codec 9 the checksum alone, 2 bytes little-endian (the state is then 65,536 plus it).
+            if (folded && stream.Length == 2)
+            {
+                _x = 65536u + (uint)(stream[0] | stream[1] << 8);
+                _next = 2;
+                _checksumOnly = true;
+            }
+            else if (stream.Length == 0 && !folded)
             {
                 _x = 65536;
             }
@@ -859,6 +867,7 @@ public sealed class FormatVectorTests
         /// <summary>rANS, 12-bit frequencies: slot = x &amp; 4095, the symbol s whose [start, start + freq) holds it, x = freq (x &gt;&gt; 12) + slot - start.</summary>
         private int DecodeSymbol(int[] frequencies)
         {
+            Assert.False(_checksumOnly, "a symbol read from a codec 9 stream that holds the checksum alone");
             int slot = (int)(_x & 4095);
             int start = 0, s = 0;
             while (slot >= start + frequencies[s]) start += frequencies[s++];
@@ -870,6 +879,7 @@ public sealed class FormatVectorTests
         /// <summary>k raw bits (k at most 16): slot = x &amp; (2^k - 1), x = x &gt;&gt; k.</summary>
         private uint RawBits(int k)
         {
+            Assert.False(_checksumOnly, "raw bits read from a codec 9 stream that holds the checksum alone");
             uint slot = _x & ((1u << k) - 1);
             _x >>= k;
             Renormalize();

@@ -173,7 +173,9 @@ public sealed class RansTests(ITestOutputHelper output)
             List<Step> steps = RandomSequence(random, length, fieldScaleOnly: true);
             ushort value = (ushort)random.Next(sequence % 3 == 0 ? 2 : 65_536);
             byte[] stream = Encode(steps, value);
-            Assert.True(stream.Length >= Rans.StateLength, $"sequence {sequence}: a folded stream holds at least the state");
+            bool codes = steps.Any(step => step is TableStep or BitsStep { Bits: > 0 });
+            Assert.True(codes ? stream.Length >= Rans.StateLength : stream.Length == Rans.FoldedAloneLength,
+                $"sequence {sequence}: a folded stream holds the state, or the value alone when it codes nothing");
             Assert.Equal(Expected(steps), Decode(stream, steps, folds: true, out ushort back));
             Assert.Equal(value, back);
             byte[] plain = Encode(steps);
@@ -189,10 +191,17 @@ public sealed class RansTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public void FoldedStream_EmptyOrEndingOutsideTheFoldedStates_Refused()
+    public void FoldedStream_TooShortOrEndingOutsideTheFoldedStates_Refused()
     {
-        var empty = Assert.Throws<InvalidDataException>(() => new RansDecoder([], folded: true));
-        Assert.Contains("holds the checksum", empty.Message);
+        foreach (byte[] tooShort in (byte[][])[[], [0x12]])
+        {
+            var ex = Assert.Throws<InvalidDataException>(() => new RansDecoder(tooShort, folded: true));
+            Assert.Contains("holds at least the checksum", ex.Message);
+        }
+        // Two bytes: the value alone, no symbol; reading one fails.
+        Assert.Equal(0x1234, new RansDecoder([0x34, 0x12], folded: true).EndFolded());
+        var symbol = Assert.Throws<InvalidDataException>(() => new RansDecoder([0x34, 0x12], folded: true).Peek(12));
+        Assert.Contains("the stream is empty", symbol.Message);
         // No symbol: the stream is the state alone, Low + value; one at or past 2 Low is no encoder's initial state.
         var decoder = new RansDecoder([0x34, 0x12, 0x01], folded: true);
         Assert.Equal(0x1234, decoder.EndFolded());

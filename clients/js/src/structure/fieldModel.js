@@ -249,7 +249,14 @@ function symbolTable(cumulative) {
 class RansDecoder {
   constructor(stream, folded = false) {
     this.s = stream;
-    if (stream.length === 0 && folded) corrupt('Field stream: empty, where its state holds the checksum.');
+    if (folded && stream.length < 3) {
+      // Codec 9, no symbol: the checksum alone, 2 bytes little-endian; a symbol read fails as on an empty stream.
+      if (stream.length !== 2) corrupt(`Field stream: ${stream.length} bytes, where it holds at least the checksum (2).`);
+      this.x = RANS_LOW + (stream[0] | (stream[1] << 8));
+      this.s = stream.subarray(0, 0);
+      this.at = 0;
+      return;
+    }
     if (stream.length === 0) {
       this.x = RANS_LOW;
       this.at = 0;
