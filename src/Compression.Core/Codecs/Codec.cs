@@ -23,8 +23,9 @@ internal abstract class Codec
     public abstract string Name { get; }
 
     /// <summary>
-    /// Whether the codec is written only by the engine, with a dictionary's shape table (codecs 7 and 8): never a
-    /// setting, only in formats v2 and v3 with a checksum and a dictionary id. The others are application codecs.
+    /// Whether the codec is written only by the engine, with a dictionary's shape table (codecs 7 to 9): never a
+    /// setting, only from <see cref="FirstFormat"/> on (v2; codec 9 v3), with a checksum and a dictionary id. The others
+    /// are application codecs.
     /// </summary>
     public virtual bool IsStructured => false;
 
