@@ -21,6 +21,12 @@ public static class Program
             return;
         }
 
+        // BenchmarkDotNet runs each benchmark in a child process from its own folder: a relative corpus folder (as the
+        // docs' commands give it) is made absolute here, before the children inherit it (a relative one failed every
+        // benchmark with "Corpus not found").
+        if (Environment.GetEnvironmentVariable("COMPRESSION_CORPUS_DIR") is { Length: > 0 } corpora && !Path.IsPathRooted(corpora))
+            Environment.SetEnvironmentVariable("COMPRESSION_CORPUS_DIR", Path.GetFullPath(corpora));
+
         var config = DefaultConfig.Instance
             .AddDiagnoser(MemoryDiagnoser.Default)
             .AddExporter(MarkdownExporter.GitHub)
