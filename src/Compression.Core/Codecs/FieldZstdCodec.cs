@@ -11,8 +11,8 @@ namespace Compression.Codecs;
 /// length: the residual and the packed stream are shorter than the document, the document is exactly its length.
 /// Codec 9 (<see cref="CompressionCodec.FieldZstdFoldedChecksum"/>, format v3 only) is the same payload with the
 /// document's checksum (the low 16 bits of its XxHash3) folded into the rANS stream's initial state, which the envelope
-/// then does not repeat after the payload: the stream always holds at least its state, and its end gives the checksum
-/// back, checked here against the decoded document.
+/// then does not repeat after the payload: the stream's end gives the checksum back (a document coding no symbol has
+/// the checksum alone as its 2-byte stream), checked here against the decoded document.
 /// </summary>
 internal sealed class FieldZstdCodec : Codec
 {

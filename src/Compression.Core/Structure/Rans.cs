@@ -69,7 +69,7 @@ internal sealed class RansEncoder
     }
 
     /// <summary>The encoded stream of the symbols added since <see cref="Reset"/> (empty when there are none); valid until the next call.</summary>
-    public ReadOnlySpan<byte> Encode() => Encode(Rans.Low, foldsValue: false);
+    public ReadOnlySpan<byte> Encode() => Encode(Rans.Low);
 
     /// <summary>
     /// The encoded stream of the symbols added since <see cref="Reset"/>, with <paramref name="folded"/> in its initial
@@ -78,15 +78,15 @@ internal sealed class RansEncoder
     /// </summary>
     public ReadOnlySpan<byte> EncodeFolded(ushort folded)
     {
-        if (Count > 0) return Encode(Rans.Low + folded, foldsValue: true);
+        if (Count > 0) return Encode(Rans.Low + folded);
         _buffer[0] = (byte)folded;
         _buffer[1] = (byte)(folded >> 8);
         return _buffer.AsSpan(0, Rans.FoldedAloneLength);
     }
 
-    private ReadOnlySpan<byte> Encode(uint initial, bool foldsValue)
+    private ReadOnlySpan<byte> Encode(uint initial)
     {
-        if (Count == 0 && !foldsValue) return default;
+        if (Count == 0) return default;
         // Each symbol writes at most 2 bytes (a scale of 16 bits and a frequency of 1), plus the state.
         int capacity = Count * 2 + Rans.StateLength;
         if (_buffer.Length < capacity) _buffer = new byte[Math.Max(capacity, _buffer.Length * 2)];

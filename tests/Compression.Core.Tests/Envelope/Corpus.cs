@@ -22,7 +22,7 @@ internal static class Corpus
     public static bool IsFieldCoded(CompressionCodec codec) => codec is CompressionCodec.FieldZstd or CompressionCodec.FieldZstdFoldedChecksum;
 
     /// <summary>Codecs 7-9, written by the engine with a dictionary's shape table.</summary>
-    public static bool IsStructured(CompressionCodec codec) => codec is CompressionCodec.PackedZstd || IsFieldCoded(codec);
+    public static bool IsStructured(CompressionCodec codec) => CodecRegistry.Find(codec) is { IsStructured: true };
 
     public static readonly CompressionCodec[] AllCodecsInRegistryOrder = [.. CodecRegistry.All.Where(c => !c.IsStructured).Select(c => c.Id)];
 
