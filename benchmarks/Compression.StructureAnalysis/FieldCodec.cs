@@ -161,7 +161,7 @@ internal static class FieldCodec
             {
                 FieldModel.Field field = m[f];
                 Console.Error.WriteLine($"  field {names.GetValueOrDefault(field.Key)}{(field.Items ? "[]" : "")}: {field.ValueCount} values, {field.Templates.Length} templates, range tag 0x{field.RangeTag:x2} bits {field.RangeBits}, escape {field.Frequency(field.EscapeSymbol)}/4096"
-                    + (field.SourceKey >= 0 ? $", source {names.GetValueOrDefault(field.SourceKey >> 1)}{((field.SourceKey & 1) != 0 ? "[]" : "")} (key {field.SourceKey >> 1}){(field.RangeRelative ? ", relative range" : "")}" : "") + $" (key {field.Key})");
+                    + (field.SourceKey >= 0 ? $", source {names.GetValueOrDefault(field.SourceKey >> 1)}{((field.SourceKey & 1) != 0 ? "[]" : "")} (key {field.SourceKey >> 1}){(field.RangeRelative ? ", relative range" : "")}{(field.CopyDelimiter != 0 ? $", copies the part after its last '{(char)field.CopyDelimiter}'" + (field.CopySkip > 0 ? $" less {field.CopySkip} bytes" : "") : "")}" : "") + $" (key {field.Key})");
             }
         }
         Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,

@@ -465,6 +465,7 @@ public sealed class FuzzTargets
             definitions.Add(new FieldModel.FieldDefinition(field.Key, field.Items, values, field.RangeTag, field.RangeMin, field.RangeBits, counts)
             {
                 Templates = templates, Source = field.SourceKey, RangeRelative = field.RangeRelative,
+                CopyDelimiter = field.CopyDelimiter, CopySkip = field.CopySkip,
             });
         }
         return definitions;
@@ -490,7 +491,8 @@ public sealed class FuzzTargets
     /// Compact JSON event records with fields a model codes: a type, a status, a network (tables), a magnitude and depth
     /// (decimals), a time (a range), a title holding the place (a template copying it: model version 2), an update time
     /// and a day (strings of templates: "2023/11/14 08:05" and "Nov 14 2023" or "Nov 5 2023"), an indexing time a few
-    /// seconds after the time (a relative range: model version 2), tags (array items).
+    /// seconds after the time (a relative range: model version 2), an event page URL and a detail URL holding its last
+    /// segment and a code holding that less the network (copies of a part: model version 3), tags (array items).
     /// </summary>
     private static List<byte[]> FieldRecords(int count, int seed)
     {
@@ -521,6 +523,12 @@ public sealed class FuzzTargets
                 .Append(' ').Append(random.Next(24).ToString("D2", CultureInfo.InvariantCulture)).Append(':').Append(random.Next(60).ToString("D2", CultureInfo.InvariantCulture)).Append("\",");
             s.Append("\"day\":\"").Append(months[Skewed(months.Length)]).Append(' ').Append(random.Next(1, 29)).Append(" 2023\",");
             s.Append("\"indexed\":").Append(time + random.Next(500, 5_000)).Append(',');
+            // Model version 3: the detail URL and the code copy parts of the event page's URL (after its last '/', less
+            // the network's two letters for the code).
+            string net = networks[Skewed(networks.Length)], id = random.Next(10_000_000, 99_999_999).ToString(CultureInfo.InvariantCulture);
+            s.Append("\"url\":\"https://quakes.example/event/").Append(net).Append(id).Append("\",");
+            s.Append("\"detail\":\"https://quakes.example/feed/v1/detail/").Append(net).Append(id).Append(".geojson\",");
+            s.Append("\"code\":\"").Append(id).Append("\",");
             s.Append("\"tags\":[").Append(string.Join(",", Enumerable.Range(0, Skewed(4)).Select(_ => $"\"{tags[Skewed(tags.Length)]}\""))).Append(']');
             s.Append('}');
             documents.Add(Encoding.UTF8.GetBytes(s.ToString()));

@@ -267,9 +267,11 @@ internal sealed class FieldCoder
             if (!PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text)) return false;
             Span<byte> key = stackalloc byte[FieldModel.MaxKeyLength];
             Span<long> numbers = stackalloc long[FieldModel.MaxSlots];
-            // With the source's latest string in the text (its first occurrence), a template that copies it; else, or
+            // With the source's latest string (or the part of it the field copies) in the text (its first occurrence), a
+            // template that copies it; else, or
             // when the model has no such template, one of digit runs alone.
-            if (TryLastString(f.SourceSlot, out ReadOnlySpan<byte> copy) && copy.Length >= FieldModel.MinCopyLength)
+            if (TryLastString(f.SourceSlot, out ReadOnlySpan<byte> copy) && FieldModel.TryCopyPart(copy, f.CopyDelimiter, f.CopySkip, out copy)
+                && copy.Length >= FieldModel.MinCopyLength)
             {
                 int at = text.IndexOf(copy);
                 if (at >= 0 && FieldModel.TrySplitTemplate(text, at, copy.Length, key, out int copyKeyLength, numbers, out int copySlots)
@@ -350,6 +352,7 @@ internal sealed class FieldCoder
             if (template.CopySlot >= 0)
             {
                 if (!TryLastString(f.SourceSlot, out copy)) StructureThrow.Corrupt("Field stream: a template copies the field's source, which the document has not had as a string before it.");
+                if (!FieldModel.TryCopyPart(copy, f.CopyDelimiter, f.CopySkip, out copy)) StructureThrow.Corrupt("Field stream: a template copies a part of the field's source, which its latest string does not have.");
                 length += copy.Length;
             }
             if (length <= PackedTag.MaxShortString)

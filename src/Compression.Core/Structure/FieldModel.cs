@@ -33,6 +33,15 @@ internal sealed class FieldModel
     /// </summary>
     public const byte SourcesFormatVersion = 2;
 
+    /// <summary>
+    /// The version written when some field copies a part of its source (<see cref="Field.CopyDelimiter"/>): version 2,
+    /// with flag 0x02 on such a field, its delimiter and skip after the flags.
+    /// </summary>
+    public const byte PartsFormatVersion = 3;
+
+    /// <summary>The most bytes past its delimiter a copied part may start.</summary>
+    public const int MaxCopySkip = 15;
+
     /// <summary>The shortest source string a template copies (shorter ones are not looked for when coding).</summary>
     public const int MinCopyLength = 3;
 
@@ -132,6 +141,15 @@ internal sealed class FieldModel
 
         /// <summary>The range counts from the source's latest number: a value v is coded as u = v - (source + RangeMin), modulo 2^64.</summary>
         public bool RangeRelative { get; init; }
+
+        /// <summary>
+        /// What a copy slot copies of the source's latest string: all of it when 0; else the part after the last
+        /// occurrence of this byte in it, less its first <see cref="CopySkip"/> bytes (<see cref="TryCopyPart"/>).
+        /// </summary>
+        public byte CopyDelimiter { get; init; }
+
+        /// <summary>The bytes past the delimiter the copied part starts (0 to <see cref="MaxCopySkip"/>).</summary>
+        public byte CopySkip { get; init; }
         public required int ValueCount { get; init; }
 
         /// <summary>The numeric tag the range codes (<see cref="PackedTag.Integer"/>, Int64, DateTime or a Decimal), 0 when there is no range.</summary>
@@ -289,6 +307,25 @@ internal sealed class FieldModel
         return (literals, widths);
     }
 
+    /// <summary>
+    /// The part of a source's string a copy slot copies: all of it when <paramref name="delimiter"/> is 0; else what
+    /// follows the last occurrence of <paramref name="delimiter"/>, less its first <paramref name="skip"/> bytes. False when
+    /// the string holds no such delimiter or the part would start past its end.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool TryCopyPart(ReadOnlySpan<byte> source, byte delimiter, byte skip, out ReadOnlySpan<byte> part)
+    {
+        part = source;
+        if (delimiter == 0) return true;
+        int at = source.LastIndexOf(delimiter);
+        if (at < 0 || at + 1 + skip > source.Length) return false;
+        part = source[(at + 1 + skip)..];
+        return true;
+    }
+
+    /// <summary>The bytes a copy part's delimiter may be: ASCII punctuation and space (never a letter or a digit, which a part's text holds).</summary>
+    public static bool IsCopyDelimiter(byte b) => b is >= 0x20 and < 0x7F && !char.IsAsciiLetterOrDigit((char)b);
+
     /// <summary>How many sources the model's fields name (slots of <see cref="SourceSlotOf"/>).</summary>
     public int SourceCount { get; }
 
@@ -358,6 +395,12 @@ internal sealed class FieldModel
         /// <summary>The range counts from the source's latest number (see <see cref="Field.RangeRelative"/>).</summary>
         public bool RangeRelative { get; init; }
 
+        /// <summary>What of the source's string a copy slot copies (see <see cref="Field.CopyDelimiter"/>); 0: all of it.</summary>
+        public byte CopyDelimiter { get; init; }
+
+        /// <summary>See <see cref="Field.CopySkip"/>.</summary>
+        public byte CopySkip { get; init; }
+
         /// <summary>The field's templates; their symbols' counts are in <see cref="Counts"/> after the range's, before the escape's.</summary>
         public IReadOnlyList<TemplateDefinition> Templates { get; init; } = [];
 
@@ -378,7 +421,8 @@ internal sealed class FieldModel
         var buffer = new System.Buffers.ArrayBufferWriter<byte>(1024);
         buffer.Write(Magic);
         bool sources = fields.Any(f => f.Source >= 0);
-        buffer.Write<byte>([sources ? SourcesFormatVersion : FormatVersion, 0, 0]);
+        bool parts = fields.Any(f => f.Source >= 0 && f.CopyDelimiter != 0);
+        buffer.Write<byte>([parts ? PartsFormatVersion : sources ? SourcesFormatVersion : FormatVersion, 0, 0]);
         WriteVarint(buffer, (ulong)fields.Count);
         foreach (FieldDefinition f in fields)
         {
@@ -386,7 +430,9 @@ internal sealed class FieldModel
             if (sources)
             {
                 WriteVarint(buffer, (ulong)(f.Source + 1));
-                buffer.Write<byte>([(byte)(f.RangeRelative ? 1 : 0)]);
+                bool part = f.Source >= 0 && f.CopyDelimiter != 0;
+                buffer.Write<byte>([(byte)((f.RangeRelative ? 1 : 0) | (part ? 2 : 0))]);
+                if (part) buffer.Write<byte>([f.CopyDelimiter, f.CopySkip]);
             }
             WriteVarint(buffer, (ulong)f.Values.Count);
             foreach (byte[] v in f.Values)
@@ -465,8 +511,9 @@ internal sealed class FieldModel
     /// symbols: values, bit lengths, templates, escape; each slot's bit lengths) at least 1 adding up to
     /// <see cref="ScaleTotal"/>, no bytes after the end; in version 2, per field a source of the table that is not the
     /// field itself, flags 0 or 1 (relative: with a source and a range), copy slots (width 0) only in a field with a
-    /// source and at most one a template, and at least one field with a source. Every refusal's message starts with
-    /// "Field model".
+    /// source and at most one a template, and at least one field with a source; in version 3, as version 2 with flag 0x02
+    /// too (copies a part: with a source, followed by a delimiter of ASCII punctuation or space and a skip of at most
+    /// <see cref="MaxCopySkip"/>), on at least one field. Every refusal's message starts with "Field model".
     /// </summary>
     /// <exception cref="InvalidDataException">The bytes are not a valid model for the table; the message says what is wrong.</exception>
     public static FieldModel Parse(ReadOnlySpan<byte> bytes, ShapeTable table)
@@ -474,7 +521,7 @@ internal sealed class FieldModel
         if (bytes.Length > MaxSerializedLength) StructureThrow.Corrupt($"Field model has {bytes.Length} bytes; the limit is {MaxSerializedLength}.");
         if (bytes.Length < HeaderLength + 1 + ChecksumLength) StructureThrow.Corrupt($"Field model has {bytes.Length} bytes; at least {HeaderLength + 1 + ChecksumLength} are needed.");
         if (!bytes[..4].SequenceEqual(Magic)) StructureThrow.Corrupt($"Field model does not start with the magic 'FLDM' (found {Convert.ToHexString(bytes[..4])}).");
-        if (bytes[4] is not (FormatVersion or SourcesFormatVersion)) StructureThrow.Corrupt($"Field model format version {bytes[4]} is not supported; this reader knows versions {FormatVersion} and {SourcesFormatVersion}.");
+        if (bytes[4] is not (FormatVersion or SourcesFormatVersion or PartsFormatVersion)) StructureThrow.Corrupt($"Field model format version {bytes[4]} is not supported; this reader knows versions {FormatVersion} to {PartsFormatVersion}.");
         if (bytes[5] != 0 || bytes[6] != 0) StructureThrow.Corrupt("Field model: the reserved bytes are not 0.");
         ReadOnlySpan<byte> body = bytes[..^ChecksumLength];
         uint stored = BinaryPrimitives.ReadUInt32LittleEndian(bytes[^ChecksumLength..]);
@@ -496,7 +543,9 @@ internal sealed class FieldModel
     private static FieldModel ParseBody(ReadOnlySpan<byte> body, ShapeTable table, ReadOnlySpan<byte> bytes)
     {
         var reader = new PackedReader(body);
-        bool sources = body[4] == SourcesFormatVersion;
+        bool sources = body[4] >= SourcesFormatVersion;
+        bool parts = body[4] == PartsFormatVersion;
+        bool anyPart = false;
         reader.Skip(HeaderLength);
         ulong fieldCount = reader.Varint();
         if (fieldCount > MaxFields || fieldCount > (ulong)reader.Remaining) StructureThrow.Corrupt($"Field model: {fieldCount} fields; at most {MaxFields} allowed, each taking bytes.");
@@ -513,6 +562,7 @@ internal sealed class FieldModel
             previousKey = (long)keyAndItems;
             long source = -1;
             bool relative = false;
+            byte delimiter = 0, skip = 0;
             if (sources)
             {
                 ulong sourcePlusOne = reader.Varint();
@@ -520,9 +570,23 @@ internal sealed class FieldModel
                 source = (long)sourcePlusOne - 1;
                 if (source == (long)keyAndItems) StructureThrow.Corrupt($"Field model: field {f} is its own source.");
                 byte flags = reader.Byte();
-                if (flags > 1) StructureThrow.Corrupt($"Field model: field {f} has flags 0x{flags:x2}; only 0x01 (a relative range) is defined.");
-                relative = flags == 1;
+                if (flags > (parts ? 3 : 1))
+                {
+                    StructureThrow.Corrupt(parts
+                        ? $"Field model: field {f} has flags 0x{flags:x2}; only 0x01 (a relative range) and 0x02 (copies a part) are defined."
+                        : $"Field model: field {f} has flags 0x{flags:x2}; only 0x01 (a relative range) is defined.");
+                }
+                relative = (flags & 1) != 0;
                 if (relative && source < 0) StructureThrow.Corrupt($"Field model: field {f}'s range is relative but it has no source.");
+                if ((flags & 2) != 0)
+                {
+                    if (source < 0) StructureThrow.Corrupt($"Field model: field {f} copies a part of its source but it has no source.");
+                    delimiter = reader.Byte();
+                    skip = reader.Byte();
+                    if (!IsCopyDelimiter(delimiter)) StructureThrow.Corrupt($"Field model: field {f}'s copy delimiter is 0x{delimiter:x2}; allowed: ASCII punctuation or space.");
+                    if (skip > MaxCopySkip) StructureThrow.Corrupt($"Field model: field {f}'s copy skips {skip} bytes; at most {MaxCopySkip}.");
+                    anyPart = true;
+                }
             }
             ulong valueCount = reader.Varint();
             if (valueCount > MaxValuesPerField || (ulong)(valueStarts.Count - 1) + valueCount > MaxValues)
@@ -561,13 +625,14 @@ internal sealed class FieldModel
             fields[f] = new Field
             {
                 Key = (int)(keyAndItems >> 1), Items = (keyAndItems & 1) != 0, FirstValue = first, ValueCount = (int)valueCount,
-                SourceKey = (int)source, RangeRelative = relative,
+                SourceKey = (int)source, RangeRelative = relative, CopyDelimiter = delimiter, CopySkip = skip,
                 RangeTag = rangeTag, RangeMin = rangeMin, RangeBits = rangeBits, Cumulative = cumulative, Coarse = CoarseOf(cumulative), Templates = templates,
             };
         }
         if (reader.Remaining != 0) StructureThrow.Corrupt($"Field model: {reader.Remaining} bytes after the end of the model (offset {reader.Position}).");
         // Canonical: a model without sources is written as version 1 (which every reader of codec 8 reads).
-        if (sources && sourceKeys.Count == 0) StructureThrow.Corrupt("Field model: version 2, but no field has a source (a model without sources is version 1).");
+        if (sources && sourceKeys.Count == 0) StructureThrow.Corrupt($"Field model: version {body[4]}, but no field has a source (a model without sources is version 1).");
+        if (parts && !anyPart) StructureThrow.Corrupt("Field model: version 3, but no field copies a part of its source (such a model is version 2).");
         // Source slots: one per distinct source key, in ascending order of the key.
         int[] ordered = [.. sourceKeys.Order()];
         var sourceSlotOf = new int[ordered.Length == 0 ? 0 : ordered[^1] + 1];

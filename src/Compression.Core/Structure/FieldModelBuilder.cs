@@ -200,8 +200,42 @@ internal sealed class FieldModelBuilder
         return (definitions, counts, templated, bytes);
     }
 
-    /// <summary>A source a field takes: the key (index * 2 + items) whose latest value its strings hold, or its numbers follow.</summary>
-    private readonly record struct Source(int Key, bool Numeric);
+    /// <summary>
+    /// A source a field takes: the key (index * 2 + items) whose latest value its strings hold (all of it, or the part a
+    /// delimiter and skip name: <see cref="FieldModel.TryCopyPart"/>), or its numbers follow.
+    /// </summary>
+    private readonly record struct Source(int Key, bool Numeric, byte Delimiter = 0, byte Skip = 0);
+
+    /// <summary>The most bytes past a delimiter a part is looked for at in training (the format allows <see cref="FieldModel.MaxCopySkip"/>).</summary>
+    private const int MaxSkipTried = 3;
+
+    /// <summary>
+    /// The parts of <paramref name="source"/>'s string <paramref name="text"/> holds, as (delimiter, skip, length): all of
+    /// it (delimiter 0) when it holds it; else, when it holds the string's last <see cref="FieldModel.MinCopyLength"/>
+    /// bytes, each part after the last occurrence of a delimiter byte (<see cref="FieldModel.IsCopyDelimiter"/>) less 0 to
+    /// <see cref="MaxSkipTried"/> bytes, of at least <see cref="FieldModel.MinCopyLength"/> bytes, that it holds.
+    /// </summary>
+    internal static IEnumerable<(byte Delimiter, byte Skip, int Length)> PartsHeld(byte[] text, byte[] source)
+    {
+        if (source.Length < FieldModel.MinCopyLength) yield break;
+        if (text.AsSpan().IndexOf(source) >= 0)
+        {
+            yield return (0, 0, source.Length);
+            yield break;
+        }
+        if (text.AsSpan().IndexOf(source.AsSpan(source.Length - FieldModel.MinCopyLength)) < 0) yield break;
+        for (int at = source.Length - 1; at >= 0; at--)
+        {
+            byte d = source[at];
+            if (!FieldModel.IsCopyDelimiter(d) || source.AsSpan(at + 1).IndexOf(d) >= 0) continue; // not its last occurrence
+            for (int skip = 0; skip <= MaxSkipTried; skip++)
+            {
+                int start = at + 1 + skip;
+                if (source.Length - start < FieldModel.MinCopyLength) break;
+                if (text.AsSpan().IndexOf(source.AsSpan(start)) >= 0) yield return (d, (byte)skip, source.Length - start);
+            }
+        }
+    }
 
     /// <summary>
     /// Per field, the other key whose latest value in the document (before the field's value, in walk order; an object
@@ -213,7 +247,7 @@ internal sealed class FieldModelBuilder
     /// </summary>
     private Dictionary<int, Source> ChooseSources()
     {
-        var copies = new Dictionary<(int Field, int Source), (long Bytes, long Count)>();
+        var copies = new Dictionary<(int Field, int Source, byte Delimiter, byte Skip), (long Bytes, long Count)>();
         var nearness = new Dictionary<(int Field, int Source), (long Bits, long Count)>();
         var strings = new Dictionary<int, long>();
         var latest = new RecentValues();
@@ -227,12 +261,18 @@ internal sealed class FieldModelBuilder
                     strings[field] = strings.GetValueOrDefault(field) + 1;
                     if (text.Length <= FieldModel.MaxTemplateLength)
                     {
+                        byte[]? held = null;
                         foreach ((int source, byte[]? other) in latest.MostRecent(MaxSourceCandidates))
                         {
+                            // Every part ends where the source's string ends: without its last bytes in the text, none is there.
                             if (source == field || other is null || !PackedTokens.TryGetString(other, out ReadOnlySpan<byte> copy)
-                                || copy.Length < FieldModel.MinCopyLength || text.IndexOf(copy) < 0) continue;
-                            (long bytes, long count) = copies.GetValueOrDefault((field, source));
-                            copies[(field, source)] = (bytes + copy.Length, count + 1);
+                                || copy.Length < FieldModel.MinCopyLength || text.IndexOf(copy[^FieldModel.MinCopyLength..]) < 0) continue;
+                            held ??= text.ToArray();
+                            foreach ((byte delimiter, byte skip, int length) in PartsHeld(held, copy.ToArray()))
+                            {
+                                (long bytes, long count) = copies.GetValueOrDefault((field, source, delimiter, skip));
+                                copies[(field, source, delimiter, skip)] = (bytes + length, count + 1);
+                            }
                         }
                     }
                 }
@@ -252,8 +292,17 @@ internal sealed class FieldModelBuilder
         var sources = new Dictionary<int, Source>();
         foreach (var group in copies.GroupBy(pair => pair.Key.Field))
         {
-            var best = group.OrderByDescending(pair => pair.Value.Bytes).ThenBy(pair => pair.Key.Source).First();
-            if (best.Value.Count >= strings[group.Key] * MinCopyShare) sources[group.Key] = new Source(best.Key.Source, Numeric: false);
+            // The key whose whole string the values hold most bytes of, when it is held often enough; else the part of
+            // a key's string that covers the most bytes, when it is (a whole string is one template where its parts
+            // may need several: emoji's hexcodes lose half a byte a document if parts come first).
+            var best = group.Where(pair => pair.Key.Delimiter == 0).OrderByDescending(pair => pair.Value.Bytes).ThenBy(pair => pair.Key.Source).FirstOrDefault();
+            if (best.Value.Count < strings[group.Key] * MinCopyShare)
+            {
+                best = group.Where(pair => pair.Key.Delimiter != 0).OrderByDescending(pair => pair.Value.Bytes).ThenBy(pair => pair.Key.Source)
+                    .ThenBy(pair => pair.Key.Delimiter).ThenBy(pair => pair.Key.Skip).FirstOrDefault();
+            }
+            if (best.Value.Count > 0 && best.Value.Count >= strings[group.Key] * MinCopyShare)
+                sources[group.Key] = new Source(best.Key.Source, Numeric: false, best.Key.Delimiter, best.Key.Skip);
         }
         foreach (var group in nearness.GroupBy(pair => pair.Key.Field))
         {
@@ -327,7 +376,8 @@ internal sealed class FieldModelBuilder
                     byte[]? other = latest.GetValueOrDefault(source.Key);
                     if (!source.Numeric && PackedTokens.TryGetString(token, out ReadOnlySpan<byte> text) && text.Length <= FieldModel.MaxTemplateLength + 4)
                     {
-                        byte[]? copy = other is not null && PackedTokens.TryGetString(other, out ReadOnlySpan<byte> c) && c.Length >= FieldModel.MinCopyLength && text.IndexOf(c) >= 0 ? c.ToArray() : null;
+                        byte[]? copy = other is not null && PackedTokens.TryGetString(other, out ReadOnlySpan<byte> c)
+                            && FieldModel.TryCopyPart(c, source.Delimiter, source.Skip, out c) && c.Length >= FieldModel.MinCopyLength && text.IndexOf(c) >= 0 ? c.ToArray() : null;
                         if (!strings.TryGetValue(field, out var list)) strings[field] = list = [];
                         list.Add((token, copy));
                     }
@@ -424,6 +474,8 @@ internal sealed class FieldModelBuilder
             {
                 Source = keepSource ? source!.Value.Key : -1,
                 RangeRelative = keepSource && relative,
+                CopyDelimiter = keepSource && !relative ? source!.Value.Delimiter : (byte)0,
+                CopySkip = keepSource && !relative ? source!.Value.Skip : (byte)0,
                 Coded = table.Sum(pair => pair.Value * pair.Key.Length) + (useRange ? rangeCount * 4 : 0) + templatedBytes,
                 Templates = templates,
             });

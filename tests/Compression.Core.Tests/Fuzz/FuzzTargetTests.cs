@@ -80,9 +80,12 @@ public sealed class FuzzTargetTests(ITestOutputHelper output)
         Assert.True(templates >= 2, $"{templates} templates");
         Assert.Equal(documents.Count, templated);
 
-        // And it is of version 2 (sources): the title's template copies the place, the indexing time's range counts from
-        // the time; so the fuzzer mutates a version-2 model and payloads coded with copy slots and relative ranges.
-        Assert.Equal(FieldModel.SourcesFormatVersion, model.Serialize()[4]);
+        // And it is of version 3 (sources and parts): the title's template copies the place, the indexing time's range
+        // counts from the time, the detail URL and the code copy parts of the event URL; so the fuzzer mutates a version-3
+        // model and payloads coded with copy slots, parts and relative ranges.
+        Assert.Equal(FieldModel.PartsFormatVersion, model.Serialize()[4]);
+        Assert.Contains(Enumerable.Range(0, model.FieldCount), f => model[f].CopyDelimiter == '/' && model[f].CopySkip == 2);
+        Assert.Contains(Enumerable.Range(0, model.FieldCount), f => model[f].CopyDelimiter == '/' && model[f].CopySkip == 0);
         Assert.Contains(Enumerable.Range(0, model.FieldCount), f => model[f].Templates.Any(t => t.CopySlot >= 0));
         Assert.Contains(Enumerable.Range(0, model.FieldCount), f => model[f].RangeRelative);
     }

@@ -246,13 +246,13 @@ public sealed class FieldModelTests(ITestOutputHelper output)
     private sealed class ModelBytes
     {
         private readonly List<byte> _bytes = [];
-        private readonly bool _sources; // version 2: each field's key is followed by its source + 1 and its flags
+        private readonly bool _sources; // version 2 and 3: each field's key is followed by its source + 1 and its flags
 
         public ModelBytes(string magic = "FLDM", byte version = 1, byte reserved1 = 0, byte reserved2 = 0)
         {
             _bytes.AddRange(Encoding.ASCII.GetBytes(magic));
             _bytes.AddRange([version, reserved1, reserved2]);
-            _sources = version == 2;
+            _sources = version is 2 or 3;
         }
 
         public ModelBytes Varint(ulong value)
@@ -279,10 +279,10 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         /// field's frequencies.
         /// </summary>
         public ModelBytes Field(ulong keyAndItems, byte[][] values, int[] frequencies, byte rangeTag = 0, long rangeMin = 0, int rangeBits = 0,
-            TemplateBytes[]? templates = null, ulong? templateCount = null, ulong sourcePlusOne = 0, byte flags = 0)
+            TemplateBytes[]? templates = null, ulong? templateCount = null, ulong sourcePlusOne = 0, byte flags = 0, byte[]? part = null)
         {
             Varint(keyAndItems);
-            if (_sources) Varint(sourcePlusOne).Raw(flags);
+            if (_sources) Varint(sourcePlusOne).Raw(flags).Raw(part ?? []);
             Varint((ulong)values.Length);
             foreach (byte[] value in values) Varint((ulong)value.Length).Raw(value);
             Raw(rangeTag);
@@ -346,8 +346,12 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         .Field(2 << 1, [X], [1000, 1000, 1000, 1000, 96], templates: [Skin, Day, Quake], sourcePlusOne: (1 << 1 | 1) + 1);
 
     /// <summary>A version-2 model of <see cref="SmallTable"/> with one field, key 2 (source: <paramref name="sourcePlusOne"/> - 1): the value X, <paramref name="templates"/>, the escape.</summary>
-    private static ModelBytes SourceTemplateField(TemplateBytes[] templates, ulong sourcePlusOne) =>
-        new ModelBytes(version: 2).Varint(1).Field(2 << 1, [X], Spread(templates.Length + 2), templates: templates, sourcePlusOne: sourcePlusOne);
+    private static ModelBytes SourceTemplateField(TemplateBytes[] templates, ulong sourcePlusOne, byte version = 2) =>
+        new ModelBytes(version: version).Varint(1).Field(2 << 1, [X], Spread(templates.Length + 2), templates: templates, sourcePlusOne: sourcePlusOne);
+
+    /// <summary>A version-3 model of <see cref="SmallTable"/> with one field, key 2, copying the part of key 0's string after <paramref name="delimiter"/> less <paramref name="skip"/> bytes.</summary>
+    private static ModelBytes PartField(byte delimiter, byte skip) =>
+        new ModelBytes(version: 3).Varint(1).Field(2 << 1, [X], Spread(3), templates: [Skin], sourcePlusOne: 1, flags: 2, part: [delimiter, skip]);
 
     /// <summary>A model of <see cref="SmallTable"/> with one field, key 2: the value X, <paramref name="templates"/>, the escape (valid frequencies for that many symbols).</summary>
     private static ModelBytes TemplateField(TemplateBytes[] templates, ulong? templateCount = null) =>
@@ -392,7 +396,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
 
     public static TheoryData<string> RefusalCases() =>
     [
-        "over 512 KiB", "under the smallest size", "wrong magic", "version 3", "reserved byte 5", "reserved byte 6", "checksum",
+        "over 512 KiB", "under the smallest size", "wrong magic", "version 4", "reserved byte 5", "reserved byte 6", "checksum",
         "field count over 2048", "field count over the bytes", "values over 1024 in a field", "values over 65536 in all",
         "fields out of order", "field repeated", "key out of the table", "items of a key out of the table",
         "value of 0 bytes", "value over 96 bytes", "value an object", "value an array", "value truncated", "value with bytes after it",
@@ -408,6 +412,9 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         "version 2 without a source", "source key out of the table", "source items of a key out of the table", "field its own source",
         "flags 2", "flags 0x81", "relative range without a source", "relative flag without a range", "copy slot in a field without a source",
         "two copy slots", "copy slot in version 1", "source + 1 non-minimal", "truncated before the flags",
+        // Version 3 (parts).
+        "version 3 without a part", "part without a source", "part delimiter 0", "part delimiter a letter", "part delimiter a digit",
+        "part delimiter past ASCII", "part skip over 15", "flags 4 in version 3", "truncated in the part",
     ];
 
     /// <summary>Each refusal rule with bytes that break it alone (a valid XxHash32 recomputed), and the message it must give.</summary>
@@ -420,7 +427,7 @@ public sealed class FieldModelTests(ITestOutputHelper output)
             "over 512 KiB" => (new byte[512 * 1024 + 1], t, "has 524289 bytes; the limit is 524288"),
             "under the smallest size" => ("FLDM"u8.ToArray().Concat(new byte[7]).ToArray(), t, "has 11 bytes; at least 12 are needed"),
             "wrong magic" => (ValidFields(new ModelBytes(magic: "FLDN")).Build(), t, "does not start with the magic 'FLDM' (found 464C444E)"),
-            "version 3" => (ValidFields(new ModelBytes(version: 3)).Build(), t, "format version 3 is not supported"),
+            "version 4" => (ValidFields(new ModelBytes(version: 4)).Build(), t, "format version 4 is not supported; this reader knows versions 1 to 3"),
             "reserved byte 5" => (ValidFields(new ModelBytes(reserved1: 1)).Build(), t, "the reserved bytes are not 0"),
             "reserved byte 6" => (ValidFields(new ModelBytes(reserved2: 0x80)).Build(), t, "the reserved bytes are not 0"),
             "checksum" => (FlipLast(ValidFields(new ModelBytes()).Build()), t, "checksum mismatch"),
@@ -509,6 +516,19 @@ public sealed class FieldModelTests(ITestOutputHelper output)
             "source + 1 non-minimal" => (new ModelBytes(version: 2).Varint(1).Varint(0).Raw(0x81, 0x00).Raw(0).Varint(0).Raw(0).Varint(0).Varint(4096).Build(), t,
                 "Field model: truncated, over-long or non-minimal varint at offset 9"),
             "truncated before the flags" => (new ModelBytes(version: 2).Varint(1).Varint(0).Varint(2).Build(), t, "Field model: truncated"),
+            // Version 3: a part's flag, delimiter and skip.
+            "version 3 without a part" => (SourceTemplateField([Skin], sourcePlusOne: 1, version: 3).Build(), t,
+                "Field model: version 3, but no field copies a part of its source (such a model is version 2)"),
+            "part without a source" => (new ModelBytes(version: 3).Varint(2).Field(0, [X], [4095, 1], sourcePlusOne: 3, flags: 2, part: [(byte)'/', 0])
+                .Field(2 << 1, [X], [4095, 1], flags: 2, part: [(byte)'/', 0]).Build(), t, "field 1 copies a part of its source but it has no source"),
+            "part delimiter 0" => (PartField(0, 0).Build(), t, "field 0's copy delimiter is 0x00; allowed: ASCII punctuation or space"),
+            "part delimiter a letter" => (PartField((byte)'a', 0).Build(), t, "field 0's copy delimiter is 0x61; allowed: ASCII punctuation or space"),
+            "part delimiter a digit" => (PartField((byte)'7', 0).Build(), t, "field 0's copy delimiter is 0x37; allowed: ASCII punctuation or space"),
+            "part delimiter past ASCII" => (PartField(0xC3, 0).Build(), t, "field 0's copy delimiter is 0xc3; allowed: ASCII punctuation or space"),
+            "part skip over 15" => (PartField((byte)'/', 16).Build(), t, "field 0's copy skips 16 bytes; at most 15"),
+            "flags 4 in version 3" => (new ModelBytes(version: 3).Varint(1).Field(0, [], [4095, 1], rangeTag: 0x06, rangeBits: 0, sourcePlusOne: 3, flags: 6, part: [(byte)'/', 0]).Build(), t,
+                "field 0 has flags 0x06; only 0x01 (a relative range) and 0x02 (copies a part) are defined"),
+            "truncated in the part" => (new ModelBytes(version: 3).Varint(1).Varint(2 << 1).Varint(1).Raw(2, (byte)'/').Build(), t, "Field model: truncated"),
             _ => throw new ArgumentException(name),
         };
     }
@@ -760,6 +780,90 @@ public sealed class FieldModelTests(ITestOutputHelper output)
         Assert.Equal(packed.Length, coder.Join(residual, symbols, joined));
         Assert.Equal(packed, joined);
         Assert.Throws<InvalidDataException>(() => coder.Join(lying, symbols, new byte[4 * packed.Length]));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Model version 3: a copy slot copies a part of the source's string (after its delimiter's last occurrence, less a skip).
+
+    [Theory]
+    [InlineData("https://e.org/eventpage/ci37868143", (byte)'/', 0, "ci37868143")]
+    [InlineData("https://e.org/eventpage/ci37868143", (byte)'/', 2, "37868143")]
+    [InlineData("a-b-c", (byte)'-', 0, "c")]
+    [InlineData("a-b-", (byte)'-', 0, "")]
+    [InlineData("whole", 0, 0, "whole")]
+    [InlineData("ab/c", (byte)'/', 1, "")]
+    public void TryCopyPart_TakesWhatFollowsTheDelimitersLastOccurrence_LessTheSkip(string source, byte delimiter, byte skip, string part)
+    {
+        Assert.True(FieldModel.TryCopyPart(Encoding.ASCII.GetBytes(source), delimiter, skip, out ReadOnlySpan<byte> got));
+        Assert.Equal(part, Encoding.ASCII.GetString(got));
+    }
+
+    [Theory]
+    [InlineData("no delimiter here", (byte)'/', 0)]
+    [InlineData("ab/c", (byte)'/', 2)]
+    [InlineData("", (byte)'/', 0)]
+    public void TryCopyPart_WithoutTheDelimiter_OrPastTheEnd_HasNoPart(string source, byte delimiter, byte skip) =>
+        Assert.False(FieldModel.TryCopyPart(Encoding.ASCII.GetBytes(source), delimiter, skip, out _));
+
+    /// <summary>
+    /// The model of <see cref="SourceTable"/> for parts: title (1) copies the part of label (0) after its last '/'
+    /// ("{}.geojson"); note (6) copies the part of label after its last '/' less 2 bytes ("{}"). Label "https://e.org/ci123"
+    /// gives title "ci123.geojson" and note "123".
+    /// </summary>
+    private static FieldCoder PartCoder(byte titleDelimiter = (byte)'/')
+    {
+        List<FieldModel.FieldDefinition> fields =
+        [
+            new(1, false, [], 0, 0, 0, [4, 1]) { Source = 0, CopyDelimiter = titleDelimiter, Templates = [CopyTemplate("", ".geojson")] },
+            new(6, false, [], 0, 0, 0, [4, 1]) { Source = 0, CopyDelimiter = (byte)'/', CopySkip = 2, Templates = [CopyTemplate("", "")] },
+        ];
+        FieldModel model = FieldModel.Create(SourceTable, fields);
+        Assert.Equal(FieldModel.PartsFormatVersion, model.Serialize()[4]);
+        return new FieldCoder(SourceTable, model);
+    }
+
+    [Theory]
+    [InlineData("https://e.org/ci123", "ci123.geojson", "123", true, true)]
+    [InlineData("https://e.org/us1000cdcq", "us1000cdcq.geojson", "1000cdcq", true, true)]
+    [InlineData("https://e.org/ci123", "ci124.geojson", "124", false, false)]   // another id: neither holds the part
+    [InlineData("no-delimiter-ci123", "ci123.geojson", "123", false, false)]    // no '/': no part to copy
+    [InlineData("https://e.org/ab", "ab.geojson", "ab", false, false)]           // parts under 3 bytes are not copied
+    [InlineData("https://e.org/ci1", "ci1.geojson", "1", true, false)]           // "ci1" is copied, "1" is too short
+    public void Parts_SplitAndJoin_GiveBackTheBytes_CopyingWhereThePartIsThere(string label, string title, string note, bool titleCoded, bool noteCoded)
+    {
+        byte[] packed = Root(Str(label), Str(title), note: Str(note));
+        (byte[] residual, _) = SplitJoin(PartCoder(), packed);
+        Assert.Equal(!titleCoded, Holds(residual, Str(title)));
+        Assert.Equal(!noteCoded, Holds(residual, Str(note)));
+        Assert.True(Holds(residual, Str(label))); // the source itself is no field
+    }
+
+    [Fact]
+    public void Parts_AModelWhosePartTheSourceDoesNotHave_IsRefused_NeverWrongBytes()
+    {
+        // Split with a model that copies after '/', joined with one that copies after '-' (which the label has not): the
+        // symbols say "copy", the part is not there.
+        byte[] packed = Root(Str("https://e.org/ci123"), Str("ci123.geojson"), note: Str("123"));
+        (byte[] residual, byte[] symbols) = SplitJoin(PartCoder(), packed);
+        var ex = Assert.Throws<InvalidDataException>(() => PartCoder((byte)'-').Join(residual, symbols, new byte[4 * packed.Length]));
+        Assert.Contains("a template copies a part of the field's source, which its latest string does not have", ex.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Parse_AVersion3Model_IsAccepted_AndWrittenBackTheSame()
+    {
+        byte[] bytes = new ModelBytes(version: 3).Varint(2)
+            .Field(0 << 1, [X, Five], [2000, 2000, 96])
+            .Field(2 << 1, [X], Spread(3), templates: [Skin], sourcePlusOne: 1, flags: 2, part: [(byte)'/', 2]).Build();
+        FieldModel model = FieldModel.Parse(bytes, SmallTable);
+        Assert.Equal(((byte)0, (byte)0), (model[0].CopyDelimiter, model[0].CopySkip));
+        Assert.Equal(((byte)'/', (byte)2, 0), (model[1].CopyDelimiter, model[1].CopySkip, model[1].SourceKey));
+        List<FieldModel.FieldDefinition> definitions = Definitions(model);
+        Assert.Equal(bytes, FieldModel.Create(SmallTable, definitions).Serialize());
+        // Without the part, the same model is version 2, two bytes shorter.
+        definitions[1] = definitions[1] with { CopyDelimiter = 0, CopySkip = 0 };
+        byte[] v2 = FieldModel.Create(SmallTable, definitions).Serialize();
+        Assert.Equal((FieldModel.SourcesFormatVersion, bytes.Length - 2), (v2[4], v2.Length));
     }
 
     [Fact]
