@@ -1,7 +1,8 @@
 'use strict';
 
-// Field models of version 2 (sources) built byte by byte (docs/field-model.md; FieldModel.Parse's rules): every refusal
-// rule of version 2, and a join that copies the source's latest string and counts from its latest number.
+// Field models of version 2 (sources) and 3 (parts of sources) built byte by byte (docs/field-model.md; FieldModel.Parse's
+// rules): every refusal rule of versions 2 and 3, and joins that copy the source's latest string (or a part of it) and
+// count from its latest number.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { FieldModel, join } = require('../src/structure/fieldModel');
@@ -27,15 +28,16 @@ const tableBytes = (() => {
 })();
 const table = ShapeTable.parse(tableBytes);
 
-/** A field: { key, source (key*2+items or -1), flags, range: [tag, min, bits] | null, templates: [[literal, width, ...]], frequencies }. */
+/** A field: { key, source (key*2+items or -1), flags, part: [delimiter, skip] (flag 2), range: [tag, min, bits] | null, templates: [[literal, width, ...]], frequencies }. */
 function model(fields, version = 2) {
   const out = [...Buffer.from('FLDM'), version, 0, 0];
   write(out, fields.length);
   for (const f of fields) {
     write(out, f.key * 2);
-    if (version === 2) {
+    if (version >= 2) {
       write(out, f.source + 1);
       out.push(f.flags ?? 0);
+      if (f.part) out.push(...f.part);
     }
     write(out, 0); // no values
     if (f.range) {
@@ -101,4 +103,38 @@ test('a join copies the source\'s latest string and counts from its latest numbe
   // updated counting from a source that is a string (place): refused.
   const wrongRange = FieldModel.parse(model([title, { ...updated, source: 0 }]), table);
   assert.throws(() => join(table, wrongRange, residual, stream, 64), refused(/relative range's value where the document has no number/));
+});
+
+test('version 3 refusals: no part, a part without a source, a delimiter that is a letter, a digit or 0, a skip over 15, unknown flags', () => {
+  const copy = ['M ', { width: 0 }, ''];
+  const part = (delimiter, skip) => ({ key: 1, source: 0, flags: 2, part: [delimiter, skip], templates: [copy] });
+  assert.throws(() => FieldModel.parse(model([{ key: 1, source: 0, templates: [copy] }], 3), table), refused(/version 3, but no field copies a part/));
+  assert.throws(() => FieldModel.parse(model([part(0x2f, 0), { key: 3, source: -1, flags: 2, part: [0x2f, 0] }], 3), table), refused(/field 1 copies a part of its source but it has no source/));
+  assert.throws(() => FieldModel.parse(model([part(0x61, 0)], 3), table), refused(/copy delimiter is 0x61; allowed: ASCII punctuation or space/));
+  assert.throws(() => FieldModel.parse(model([part(0x37, 0)], 3), table), refused(/copy delimiter is 0x37/));
+  assert.throws(() => FieldModel.parse(model([part(0x00, 0)], 3), table), refused(/copy delimiter is 0x00/));
+  assert.throws(() => FieldModel.parse(model([part(0x2f, 16)], 3), table), refused(/copy skips 16 bytes; at most 15/));
+  assert.throws(() => FieldModel.parse(model([{ ...part(0x2f, 0), flags: 6 }], 3), table), refused(/has flags 0x06; only 0x01 \(a relative range\) and 0x02 \(copies a part\)/));
+  // Flag 2 in version 2 stays unknown there.
+  assert.throws(() => FieldModel.parse(model([part(0x2f, 0)], 2), table), refused(/has flags 0x02; only 0x01/));
+  assert.throws(() => FieldModel.parse(model([part(0x2f, 0)], 4), table), refused(/format version 4 is not supported; this reader knows versions 1 to 3/));
+  const parsed = FieldModel.parse(model([part(0x2f, 2)], 3), table);
+  assert.deepEqual([parsed.fields[0].delimiter, parsed.fields[0].skip], [0x2f, 2]);
+});
+
+test('a join copies the part of the source\'s string after its delimiter\'s last occurrence, less the skip; without it, refused', () => {
+  const place = 'https://e.org/event/ci123';
+  const residual = Buffer.from([0x01, 0x20 + place.length, ...Buffer.from(place), 0x00, 0x00]); // title a symbol; time, updated null
+  // One symbol: title's template (start 0, frequency 4095 of 4096), encoded from the final state 65,536 = 4095 x 16 + 16:
+  // the state is 16 x 4096 + 16 = 0x010010.
+  const stream = Buffer.from([0x10, 0x00, 0x01]);
+  const joined = (delimiter, skip) => {
+    const m = FieldModel.parse(model([{ key: 1, source: 0, flags: 2, part: [delimiter, skip], templates: [['M ', { width: 0 }, '!']] }], 3), table);
+    return unpack(table, join(table, m, residual, stream, 128), 160).toString();
+  };
+  assert.equal(joined(0x2f, 0), `{"place":"${place}","title":"M ci123!","time":null,"updated":null}`);
+  assert.equal(joined(0x2f, 2), `{"place":"${place}","title":"M 123!","time":null,"updated":null}`);
+  assert.equal(joined(0x2e, 0), `{"place":"${place}","title":"M org/event/ci123!","time":null,"updated":null}`);
+  assert.throws(() => joined(0x2d, 0), refused(/copies a part of the field's source, which its latest string does not have/)); // no '-'
+  assert.throws(() => joined(0x2f, 6), refused(/copies a part of the field's source, which its latest string does not have/)); // past its end
 });

@@ -108,7 +108,7 @@ test('a valid version 2 model: sources, a relative range, copy slots (not counte
 });
 
 const refusals = {
-  'version 3': [new ModelBytes(3).varint(0).build(), 'Field model format version 3 is not supported; this reader knows versions 1 and 2.'],
+  'version 4': [new ModelBytes(4).varint(0).build(), 'Field model format version 4 is not supported; this reader knows versions 1 to 3.'],
   'version 2 without a source': [v2().varint(1).field(0, [X, Five], [2000, 2000, 96]).build(),
     'Field model: version 2, but no field has a source (a model without sources is version 1).'],
   'source key out of the table': [v2().varint(1).field(0, [X], [4095, 1], { sourcePlusOne: (5 << 1) + 1 }).build(),

@@ -46,6 +46,8 @@ public sealed class FieldVectorSources
             [.. FlightSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(FlightVector));
         yield return ("v3-fields-sources", EnvelopeFormat.V3, "fields-json-sources.bin", "shapes-json-quakes.bin",
             [.. QuakeSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(QuakeVector));
+        yield return ("v3-fields-parts", EnvelopeFormat.V3, "fields-json-parts.bin", "shapes-json-quake-urls.bin",
+            [.. QuakeUrlSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(QuakeUrlVector));
         // Codec 9: the document and model of v3-fields-json-templates, the checksum folded into the symbol stream.
         yield return ("v3-fields-folded-checksum", EnvelopeFormat.V3, "fields-json-templates.bin", "shapes-json-flights.bin",
             [.. FlightSamples.Select(Encoding.UTF8.GetBytes)], Encoding.UTF8.GetBytes(FlightVector));
@@ -67,6 +69,20 @@ public sealed class FieldVectorSources
     /// place, and its updated time is its time plus 123,456.
     /// </summary>
     public const string QuakeVector = """{"mag":1.2,"place":"10km SW of Anza, CA","time":1700000000000,"updated":1700000123456,"title":"M 1.2 - 10km SW of Anza, CA"}""";
+
+    /// <summary>Three earthquake records cut to their identifiers (url, detail, code, as in earthquakes.jsonl): the samples of shapes-json-quake-urls.bin.</summary>
+    private static readonly string[] QuakeUrlSamples =
+    [
+        """{"url":"https://earthquake.usgs.gov/earthquakes/eventpage/ci37868143","detail":"https://earthquake.usgs.gov/earthquakes/feed/v1.0/detail/ci37868143.geojson","code":"37868143"}""",
+        """{"url":"https://earthquake.usgs.gov/earthquakes/eventpage/us1000cdcq","detail":"https://earthquake.usgs.gov/earthquakes/feed/v1.0/detail/us1000cdcq.geojson","code":"1000cdcq"}""",
+        """{"url":"https://earthquake.usgs.gov/earthquakes/eventpage/ak18253386","detail":"https://earthquake.usgs.gov/earthquakes/feed/v1.0/detail/ak18253386.geojson","code":"18253386"}""",
+    ];
+
+    /// <summary>
+    /// The document of <c>v3-fields-parts</c>: its detail URL holds the last segment of its event URL, and its code that
+    /// segment less the network's two letters.
+    /// </summary>
+    public const string QuakeUrlVector = """{"url":"https://earthquake.usgs.gov/earthquakes/eventpage/nc72952166","detail":"https://earthquake.usgs.gov/earthquakes/feed/v1.0/detail/nc72952166.geojson","code":"72952166"}""";
 
     /// <summary>Three flight records (lines 14, 78 and 100 of the reference corpus flights.jsonl): the samples of shapes-json-flights.bin.</summary>
     private static readonly string[] FlightSamples =
@@ -129,6 +145,7 @@ public sealed class FieldVectorSources
     {
         "fields-json-templates.bin" => FlightDefinitions(table),
         "fields-json-sources.bin" => QuakeDefinitions(table),
+        "fields-json-parts.bin" => QuakeUrlDefinitions(table),
         _ => MovieDefinitions(table),
     };
 
@@ -156,6 +173,31 @@ public sealed class FieldVectorSources
             },
             // title: the template (copying place), and the escape.
             new(KeyOf(table, "title"), false, [], 0, 0, 0, [14, 2]) { Source = KeyOf(table, "place") << 1, Templates = [title] },
+        };
+        return [.. fields.OrderBy(f => (f.Key << 1) | (f.Items ? 1 : 0))];
+    }
+
+    /// <summary>
+    /// The fields of <c>v3-fields-parts</c>'s model (version 3), for shapes-json-quake-urls.bin (one shape: url 0,
+    /// detail 1, code 2). Url has no model (copied from the residual). Detail's source is url, of which it copies the part
+    /// after the last '/' (delimiter 0x2F, skip 0): its one template is
+    /// "https://earthquake.usgs.gov/earthquakes/feed/v{1}.{1}/detail/{}.geojson", two digit slots of one number each (1
+    /// and 0, bit length 0) around the copy "nc72952166". Code's source is url too, of which it copies the part after the
+    /// last '/' less 2 bytes (skip 2): its one template is "{}", the copy "72952166".
+    /// </summary>
+    private static List<FieldModel.FieldDefinition> QuakeUrlDefinitions(ShapeTable table)
+    {
+        byte[] Ascii(string s) => Encoding.ASCII.GetBytes(s);
+        var detail = new FieldModel.TemplateDefinition(
+            [Ascii("https://earthquake.usgs.gov/earthquakes/feed/v"), Ascii("."), Ascii("/detail/"), Ascii(".geojson")], [1, 1, 0], [1, 0, 0], [0, 0, 0],
+            [[1], [1], [1]]);
+        var code = new FieldModel.TemplateDefinition([[], []], [0], [0], [0], [[1]]);
+        int url = KeyOf(table, "url") << 1;
+        var fields = new List<FieldModel.FieldDefinition>
+        {
+            // detail and code: the template (copying a part of url), and the escape.
+            new(KeyOf(table, "detail"), false, [], 0, 0, 0, [30, 2]) { Source = url, CopyDelimiter = (byte)'/', Templates = [detail] },
+            new(KeyOf(table, "code"), false, [], 0, 0, 0, [30, 2]) { Source = url, CopyDelimiter = (byte)'/', CopySkip = 2, Templates = [code] },
         };
         return [.. fields.OrderBy(f => (f.Key << 1) | (f.Items ? 1 : 0))];
     }

@@ -119,6 +119,9 @@ public sealed class FormatVectorTests
         Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && IndependentModelOf(v).Version == 2
             && IndependentModelOf(v).Fields.Values.Any(f => f.Relative) && IndependentModelOf(v).Fields.Values.Any(f => f.Templates.Any(t => t.CopySlot >= 0)));
         Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && IndependentModelOf(v).Version == 1);
+        // And one of model version 3: copy slots of parts of a source, with and without a skip.
+        Assert.Contains(vectors, v => v.CodecId == CompressionCodec.FieldZstd && IndependentModelOf(v).Version == 3
+            && IndependentModelOf(v).Fields.Values.Any(f => f.Delimiter != 0 && f.Skip == 0) && IndependentModelOf(v).Fields.Values.Any(f => f.Delimiter != 0 && f.Skip > 0));
         Assert.All(vectors, v =>
         {
             Assert.True(v.Structured == (v.Shapes is not null) && v.Structured == (v.Packed is not null),
@@ -266,8 +269,11 @@ public sealed class FormatVectorTests
                 // What the walk met: every case of "Joining" the vectors are made to show. A vector whose model has no
                 // templates (version 1) meets every case of values, ranges, escapes and arrays; one whose model has templates meets a
                 // template and its slots (bit lengths 0 or 1 and 2 or more, a leading zero from the width).
-                // One of model version 2 meets a copy slot between digit slots and a relative range.
-                string[] cases = model.Version == 2
+                // One of model version 2 meets a copy slot between digit slots and a relative range; one of version 3 copies
+                // of parts, with and without a skip.
+                string[] cases = model.Version == 3
+                    ? ["no model", "template", "copy slot", "copy of a part", "copy of a part, skipping", "template slot, bit length 0 or 1"]
+                    : model.Version == 2
                     ? ["no model", "template", "copy slot", "template slot, bit length 0 or 1", "template slot, bit length 2 or more",
                        "relative range", "range, bit length 2 or more"]
                     : model.HasTemplates
@@ -445,7 +451,13 @@ public sealed class FormatVectorTests
     private sealed class IndependentFieldModel
     {
         /// <summary>A field; <paramref name="Source"/> is -1 for none.</summary>
-        public sealed record Field(List<byte[]> Values, byte RangeTag, long Min, int Bits, List<Template> Templates, int[] Frequencies, long Source, bool Relative);
+        public sealed record Field(List<byte[]> Values, byte RangeTag, long Min, int Bits, List<Template> Templates, int[] Frequencies, long Source, bool Relative)
+        {
+            /// <summary>Version 3: what a copy slot copies of the source's string: all of it (0), or the part after this byte's last occurrence less <see cref="Skip"/> bytes.</summary>
+            public byte Delimiter { get; init; }
+
+            public byte Skip { get; init; }
+        }
 
         /// <summary>A template: <c>Literals.Count</c> is one more than the slots; per slot its width (0: the copy slot), min, bits and bit-length frequencies.</summary>
         public sealed record Template(List<byte[]> Literals, int[] Widths, ulong[] Mins, int[] Bits, int[][] Frequencies)
@@ -469,7 +481,7 @@ public sealed class FormatVectorTests
         public static IndependentFieldModel Parse(byte[] bytes, int totalKeys)
         {
             Assert.Equal("FLDM"u8.ToArray(), bytes[..4]);
-            Assert.True(bytes[4] is 1 or 2, "version 1, or 2 (sources)");
+            Assert.True(bytes[4] is 1 or 2 or 3, "version 1, 2 (sources) or 3 (parts of sources)");
             Assert.Equal(new byte[] { 0, 0 }, bytes[5..7]);
             // XxHash32 (seed 0) of everything before the last 4 bytes, little-endian.
             Assert.Equal(XxHash32.HashToUInt32(bytes.AsSpan(0, bytes.Length - 4)), BinaryPrimitives.ReadUInt32LittleEndian(bytes.AsSpan(bytes.Length - 4)));
@@ -485,18 +497,29 @@ public sealed class FormatVectorTests
                 Assert.True(keyAndItems >> 1 < (ulong)totalKeys, "a key of the table");
                 previous = (long)keyAndItems;
                 // Version 2: varint source + 1 (0: none; else a key << 1 | items of the table, not the field's own),
-                // then a flags byte: 0, or 1 for a relative range (which needs a source, and a range below).
+                // then a flags byte: 0, or 1 for a relative range (which needs a source, and a range below). Version 3:
+                // flag 2 too (copies a part: a source, then a delimiter byte, ASCII punctuation or space, and a skip byte
+                // up to 15).
                 long source = -1;
                 bool relative = false;
-                if (model.Version == 2)
+                byte delimiter = 0, skip = 0;
+                if (model.Version >= 2)
                 {
                     source = (long)ReadLeb128U64(bytes, ref at) - 1;
                     Assert.True(source < 2L * totalKeys, "a source of the table");
                     Assert.NotEqual((long)keyAndItems, source);
                     byte flags = bytes[at++];
-                    Assert.True(flags is 0 or 1, "flags 0 or 1");
-                    relative = flags == 1;
+                    Assert.True(flags <= (model.Version == 3 ? 3 : 1), "flags 0 or 1 (version 3: to 3)");
+                    relative = (flags & 1) != 0;
                     Assert.True(!relative || source >= 0, "a relative range has a source");
+                    if ((flags & 2) != 0)
+                    {
+                        Assert.True(source >= 0, "a part of a source");
+                        delimiter = bytes[at++];
+                        skip = bytes[at++];
+                        Assert.True(delimiter is >= 0x20 and < 0x7F && !char.IsAsciiLetterOrDigit((char)delimiter), "ASCII punctuation or space");
+                        Assert.InRange(skip, 0, 15);
+                    }
                 }
                 int n = (int)ReadLeb128U64(bytes, ref at);
                 Assert.InRange(n, 0, 1024);
@@ -563,7 +586,7 @@ public sealed class FormatVectorTests
                     templates.Add(template);
                 }
                 int symbols = n + (rangeTag != 0 ? bits + 1 : 0) + t + 1;
-                model.Fields.Add(keyAndItems, new Field(values, rangeTag, min, bits, templates, ReadFrequencies(bytes, ref at, symbols), source, relative));
+                model.Fields.Add(keyAndItems, new Field(values, rangeTag, min, bits, templates, ReadFrequencies(bytes, ref at, symbols), source, relative) { Delimiter = delimiter, Skip = skip });
             }
             Assert.Equal(bytes.Length - 4, at); // nothing between the last field and the checksum
             return model;
@@ -818,6 +841,14 @@ public sealed class FormatVectorTests
                 if (!_latestString.TryGetValue((ulong)f.Source, out copy!))
                     throw new InvalidDataException("a copy slot where the source has no latest string");
                 Met.Add("copy slot");
+                if (f.Delimiter != 0)
+                {
+                    // Version 3: the part after the delimiter's last occurrence, less the skip; corrupt without one.
+                    int last = Array.LastIndexOf(copy, f.Delimiter);
+                    if (last < 0 || last + 1 + f.Skip > copy.Length) throw new InvalidDataException("a copy of a part the source's string does not have");
+                    copy = copy[(last + 1 + f.Skip)..];
+                    Met.Add(f.Skip > 0 ? "copy of a part, skipping" : "copy of a part");
+                }
                 length += copy.Length;
             }
             if (length <= 223)

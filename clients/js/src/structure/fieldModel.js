@@ -11,6 +11,10 @@ const SCALE_BITS = 12, SCALE_TOTAL = 4096, RANS_LOW = 65536;
 const MAX_FIELDS = 2048, MAX_VALUES_PER_FIELD = 1024, MAX_VALUES = 65536, MAX_VALUE_LENGTH = 96, MAX_RANGE_BITS = 48;
 const MAX_SERIALIZED = 512 * 1024;
 const MAX_TEMPLATES = 64, MAX_SLOTS = 16, MAX_SLOT_WIDTH = 18, MAX_SLOT_BITS = 60, MAX_TEMPLATE_LENGTH = 256;
+const MAX_COPY_SKIP = 15;
+
+/** A copied part's delimiter (model version 3): ASCII punctuation or space, never a letter or a digit. */
+const isCopyDelimiter = (b) => b >= 0x20 && b < 0x7f && !((b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a));
 const POW10 = Array.from({ length: 19 }, (_, e) => 10n ** BigInt(e));
 const INT64_MAX = (1n << 63n) - 1n;
 const POW10_NUMBER = Array.from({ length: 19 }, (_, e) => 10 ** e);
@@ -145,7 +149,7 @@ class FieldModel {
     if (bytes.length > MAX_SERIALIZED) corrupt(`Field model has ${bytes.length} bytes; the limit is ${MAX_SERIALIZED}.`);
     if (bytes.length < 12) corrupt(`Field model has ${bytes.length} bytes; at least 12 are needed.`);
     if (bytes.toString('latin1', 0, 4) !== 'FLDM') corrupt(`Field model does not start with the magic 'FLDM' (found ${bytes.toString('hex', 0, 4).toUpperCase()}).`);
-    if (bytes[4] !== 1 && bytes[4] !== 2) corrupt(`Field model format version ${bytes[4]} is not supported; this reader knows versions 1 and 2.`);
+    if (bytes[4] < 1 || bytes[4] > 3) corrupt(`Field model format version ${bytes[4]} is not supported; this reader knows versions 1 to 3.`);
     if (bytes[5] !== 0 || bytes[6] !== 0) corrupt('Field model: the reserved bytes are not 0.');
     const body = bytes.subarray(0, bytes.length - 4);
     const stored = bytes.readUInt32LE(bytes.length - 4), actual = hash32(body);
@@ -160,8 +164,10 @@ class FieldModel {
 
   static parseBody(body, table) {
     const reader = new PackedReader(body);
-    const sources = body[4] === 2; // version 2: per field a source and flags; copy slots
+    const sources = body[4] >= 2; // version 2: per field a source and flags; copy slots
+    const parts = body[4] === 3; // version 3: flag 0x02, a copy of a part of the source (a delimiter and a skip)
     const sourceKeys = new Set();
+    let anyPart = false;
     reader.bytes(7);
     const fieldCount = bigVarint(reader);
     if (fieldCount > BigInt(MAX_FIELDS) || fieldCount > BigInt(reader.remaining)) corrupt(`Field model: ${fieldCount} fields; at most ${MAX_FIELDS} allowed, each taking bytes.`);
@@ -172,16 +178,28 @@ class FieldModel {
       if (keyAndItems >= BigInt(table.totalKeys) * 2n) corrupt(`Field model: field ${f} names key ${keyAndItems >> 1n}; the shape table has ${table.totalKeys} keys.`);
       if (keyAndItems <= previous) corrupt(`Field model: field ${f} is out of order or repeated.`);
       previous = keyAndItems;
-      let source = -1, relative = false;
+      let source = -1, relative = false, delimiter = 0, skip = 0;
       if (sources) {
         const sourcePlusOne = bigVarint(reader);
         if (sourcePlusOne > BigInt(table.totalKeys) * 2n) corrupt(`Field model: field ${f}'s source names key ${(sourcePlusOne - 1n) >> 1n}; the shape table has ${table.totalKeys} keys.`);
         source = Number(sourcePlusOne) - 1;
         if (BigInt(source) === keyAndItems) corrupt(`Field model: field ${f} is its own source.`);
         const flags = reader.byte();
-        if (flags > 1) corrupt(`Field model: field ${f} has flags 0x${flags.toString(16).padStart(2, '0')}; only 0x01 (a relative range) is defined.`);
-        relative = flags === 1;
+        if (flags > (parts ? 3 : 1)) {
+          corrupt(`Field model: field ${f} has flags 0x${flags.toString(16).padStart(2, '0')}; ` + (parts
+            ? 'only 0x01 (a relative range) and 0x02 (copies a part) are defined.'
+            : 'only 0x01 (a relative range) is defined.'));
+        }
+        relative = (flags & 1) !== 0;
         if (relative && source < 0) corrupt(`Field model: field ${f}'s range is relative but it has no source.`);
+        if ((flags & 2) !== 0) {
+          if (source < 0) corrupt(`Field model: field ${f} copies a part of its source but it has no source.`);
+          delimiter = reader.byte();
+          skip = reader.byte();
+          if (!isCopyDelimiter(delimiter)) corrupt(`Field model: field ${f}'s copy delimiter is 0x${delimiter.toString(16).padStart(2, '0')}; allowed: ASCII punctuation or space.`);
+          if (skip > MAX_COPY_SKIP) corrupt(`Field model: field ${f}'s copy skips ${skip} bytes; at most ${MAX_COPY_SKIP}.`);
+          anyPart = true;
+        }
       }
       const valueCount = bigVarint(reader);
       if (valueCount > BigInt(MAX_VALUES_PER_FIELD) || BigInt(totalValues) + valueCount > BigInt(MAX_VALUES)) corrupt(`Field model: field ${f} has ${valueCount} values; at most ${MAX_VALUES_PER_FIELD} a field and ${MAX_VALUES} in all.`);
@@ -228,12 +246,13 @@ class FieldModel {
         key: Number(keyAndItems >> 1n), items: (keyAndItems & 1n) === 1n, values, rangeTag, rangeMin, rangeBits, buckets, templates, cumulative,
         symbolOf: symbolTable(cumulative),
         rangeMinNumber: rangeMin > -(2n ** 52n) && rangeMin < 2n ** 52n ? Number(rangeMin) : null,
-        source, relative,
+        source, relative, delimiter, skip,
       });
     }
     if (reader.remaining !== 0) corrupt(`Field model: ${reader.remaining} bytes after the end of the model (offset ${reader.at}).`);
     // Canonical: a model without sources is written as version 1.
-    if (sources && sourceKeys.size === 0) corrupt('Field model: version 2, but no field has a source (a model without sources is version 1).');
+    if (sources && sourceKeys.size === 0) corrupt(`Field model: version ${body[4]}, but no field has a source (a model without sources is version 1).`);
+    if (parts && !anyPart) corrupt('Field model: version 3, but no field copies a part of its source (such a model is version 2).');
     return new FieldModel(fields, sourceKeys);
   }
 }
@@ -374,6 +393,12 @@ function join(table, model, residual, stream, capacity, end = null) {
     if (tp.copySlot >= 0) {
       copy = latest.get(f.source);
       if (!copy || copy.kind !== 'string') corrupt('Field stream: a template copies the field\'s source, which the document has not had as a string before it.');
+      if (f.delimiter !== 0) {
+        // Version 3: the part after the delimiter's last occurrence, less the skip.
+        const at = w.out.subarray(copy.start, copy.end).lastIndexOf(f.delimiter);
+        if (at < 0 || copy.start + at + 1 + f.skip > copy.end) corrupt('Field stream: a template copies a part of the field\'s source, which its latest string does not have.');
+        copy = { kind: 'string', start: copy.start + at + 1 + f.skip, end: copy.end };
+      }
       length += copy.end - copy.start;
     }
     if (length <= 223) w.byte(0x20 + length);
