@@ -5,7 +5,7 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
 using Xunit;
 
-namespace Compression.Core.Tests.Configuration;
+namespace Compression.Extensions.Tests;
 
 /// <summary>appsettings.json through the real host builder; every bad value fails the start naming its key.</summary>
 public sealed class ConfigurationTests : IDisposable
