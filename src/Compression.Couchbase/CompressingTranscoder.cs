@@ -1,6 +1,5 @@
 using Compression.Couchbase.Internal;
 using Compression.Dictionaries;
-using Compression.Structure;
 using Couchbase.Core.IO.Operations;
 using Couchbase.Core.IO.Serializers;
 using Couchbase.Core.IO.Transcoders;
@@ -74,8 +73,8 @@ public sealed class CompressingTranscoder : ITypeTranscoder
         using var json = new PooledBufferStream();
         _inner.Encode(json, value, inner, opcode);
         // Readers refuse what nests deeper (see Decode): refused here, before anything is written, so nothing is lost.
-        if (!JsonNesting.IsWithinLimit(json.WrittenSpan))
-            throw new ArgumentException($"The document nests deeper than {JsonNesting.MaxDepth} levels of objects and arrays; a compressed collection does not store it (its readers would refuse it).", nameof(value));
+        if (!DocumentLimits.IsJsonDepthWithinLimit(json.WrittenSpan))
+            throw new ArgumentException($"The document nests deeper than {DocumentLimits.MaxJsonDepth} levels of objects and arrays; a compressed collection does not store it (its readers would refuse it).", nameof(value));
         if (stream is System.Buffers.IBufferWriter<byte> writer)
         {
             // The SDK's operation builder is a buffer writer: the envelope goes straight into the request.
@@ -102,8 +101,8 @@ public sealed class CompressingTranscoder : ITypeTranscoder
         using var json = new PooledBufferStream(Math.Max(256, buffer.Length * 4));
         Namespace.Decompress(buffer.Span, json);
         // Before the inner transcoder's deserializer, which recurses once per level: the server never sees inside a body.
-        if (!JsonNesting.IsWithinLimit(json.WrittenSpan))
-            throw new InvalidDataException($"The document nests deeper than {JsonNesting.MaxDepth} levels of objects and arrays (the most a compressed collection writes); it was not read.");
+        if (!DocumentLimits.IsJsonDepthWithinLimit(json.WrittenSpan))
+            throw new InvalidDataException($"The document nests deeper than {DocumentLimits.MaxJsonDepth} levels of objects and arrays (the most a compressed collection writes); it was not read.");
         Flags jsonFlags = flags;
         jsonFlags.DataFormat = DataFormat.Json;
         return _inner.Decode<T>(json.WrittenMemory, jsonFlags, opcode);

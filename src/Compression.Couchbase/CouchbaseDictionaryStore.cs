@@ -30,6 +30,7 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
     private const int MaxSmallDocumentBytes = 64 * 1024;
     private readonly Func<CancellationToken, ValueTask<ICouchbaseCollection>> _collection;
     private readonly long _maxRecordBytes;
+    private readonly int _maxDictionaryBytes;
     private readonly ConcurrentDictionary<string, int> _lastKnown = new(StringComparer.Ordinal);
     private readonly CouchbaseDictionaryKeys _keys;
     private readonly CouchbaseDictionaryJson _json;
@@ -52,8 +53,8 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
         _collection = collection;
         CollectionName = collectionName;
         _json = new CouchbaseDictionaryJson(this);
-        // Base64 takes 4 bytes for every 3, plus the record's other fields.
-        _maxRecordBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (CouchbaseDictionaryJson.MaxShapesBytes + 2L) / 3 * 4 + 4096; // base64 of the content and the shape table, and the fields
+        _maxDictionaryBytes = maxDictionaryBytes;
+        _maxRecordBytes = DictionaryRecordCodec.MaxRecordBytes(maxDictionaryBytes, base64: true);
     }
 
     /// <summary>The prefix of the store's keys (tests against a shared real cluster use one of their own).</summary>
@@ -181,7 +182,7 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
     private async ValueTask<DictionaryRecord?> ReadRecordAsync(ICouchbaseCollection collection, uint id, CancellationToken cancellationToken)
     {
         string key = RecordKey(id);
-        DictionaryRecord? record = await ReadAsync(collection, key, _maxRecordBytes, cancellationToken, (body, store) => store._json.ParseRecord(key, body), withCas: false)
+        DictionaryRecord? record = await ReadAsync(collection, key, _maxRecordBytes, cancellationToken, (body, store) => store._json.ParseRecord(key, body, store._maxDictionaryBytes), withCas: false)
             .ConfigureAwait(false);
         if (record is not null && record.Id != id)
             throw new InvalidDataException($"Dictionary record {key} in {Location} says it is dictionary {record.Id}.");

@@ -35,9 +35,6 @@ public sealed class MongoDictionaryStore : DictionaryStore
     /// <summary>The collection's name in the application's database.</summary>
     public const string CollectionName = "_compression.dictionaries";
 
-    /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
-    private const int MaxShapesBytes = 768 * 1024 + 16; // a shape table (256 KiB) and its field model (512 KiB): Core's ShapeTransform.MaxStoredLength
-
     /// <summary>What every write asks for: acknowledged by a majority of the replica set, journaled.</summary>
     private static readonly WriteConcern Durable = WriteConcern.WMajority.With(journal: true);
 
@@ -60,8 +57,7 @@ public sealed class MongoDictionaryStore : DictionaryStore
             .WithWriteConcern(Durable)
             .WithReadConcern(ReadConcern.Majority);
         _maxDictionaryBytes = maxDictionaryBytes;
-        // The content plus its fields: names, the namespace (at most NamespaceName.MaxLength UTF-8 characters) and numbers.
-        _maxDocumentBytes = maxDictionaryBytes + MaxShapesBytes + 8 * 1024;
+        _maxDocumentBytes = (int)DictionaryRecordCodec.MaxRecordBytes(maxDictionaryBytes, base64: false);
         Location = $"MongoDB collection {database.DatabaseNamespace.DatabaseName}.{CollectionName}";
     }
 
@@ -212,28 +208,15 @@ public sealed class MongoDictionaryStore : DictionaryStore
 
     internal static BsonDocument ToDocument(DictionaryRecord record)
     {
-        var document = new BsonDocument
-        {
-            { Fields.Id, (long)record.Id },
-            { Fields.Namespace, record.Namespace },
-            { Fields.Version, record.Version },
-            { Fields.Content, new BsonBinaryData(record.Content.ToArray(), BsonBinarySubType.Binary) },
-            { Fields.Hash, unchecked((long)record.ContentHash) },
-            { Fields.Created, new BsonDateTime(record.Created.UtcDateTime) },
-            { Fields.Codec, record.Codec.ToString() },
-            { Fields.Level, record.Level },
-            { Fields.Samples, record.SampleCount },
-            { Fields.Ratio, record.Ratio },
-        };
-        if (!record.Shapes.IsEmpty)
-        {
-            document.Add(Fields.Shapes, new BsonBinaryData(record.Shapes.ToArray(), BsonBinarySubType.Binary));
-            document.Add(Fields.ShapesHash, unchecked((long)record.ShapesHash));
-        }
+        var document = new BsonDocument();
+        DictionaryRecordCodec.Write(record, new Writer(document));
         return document;
     }
 
-    /// <summary>Reads a stored document into a record, checking its size first, then each field's type and range.</summary>
+    /// <summary>
+    /// Reads a stored document into a record: its size first, then the codec checks each field (the types below are this
+    /// store's), then that it is the record asked for.
+    /// </summary>
     private DictionaryRecord Read(RawBsonDocument document, uint? expectedId, string? expectedNamespace, int? expectedVersion = null)
     {
         int size = document.Slice.Length;
@@ -243,108 +226,16 @@ public sealed class MongoDictionaryStore : DictionaryStore
                 $"Dictionary document {Describe(document)} in {Location} has {size} bytes, over the {_maxDocumentBytes} a record of at most {_maxDictionaryBytes} dictionary bytes can take; it was not read.");
         }
 
-        try
-        {
-            long rawId = Int64(document, Fields.Id);
-            if (rawId is < 1 or > uint.MaxValue) throw Invalid(document, $"_id {rawId} is not a dictionary id (1 to {uint.MaxValue})");
-            uint id = (uint)rawId;
-            string @namespace = Text(document, Fields.Namespace);
-            long version = Int64(document, Fields.Version);
-            if (version is < 1 or > DictionaryRecord.MaxVersion) throw Invalid(document, $"version {version} is not a version (1 to {DictionaryRecord.MaxVersion})");
-
-            BsonValue content = Field(document, Fields.Content, BsonType.Binary);
-            BsonBinaryData binary = content.AsBsonBinaryData;
-            if (binary.SubType != BsonBinarySubType.Binary) throw Invalid(document, $"'{Fields.Content}' is BinData(0x{(byte)binary.SubType:x2}), not BinData(0)");
-            if (binary.Bytes.Length > _maxDictionaryBytes) throw Invalid(document, $"'{Fields.Content}' has {binary.Bytes.Length} bytes, over {_maxDictionaryBytes}");
-
-            // The shape table is optional (records without one have neither field); its size is checked before it is used.
-            ReadOnlyMemory<byte> shapes = default;
-            ulong shapesHash = 0;
-            if (document.Contains(Fields.Shapes) || document.Contains(Fields.ShapesHash))
-            {
-                BsonBinaryData shapesBinary = Field(document, Fields.Shapes, BsonType.Binary).AsBsonBinaryData;
-                if (shapesBinary.SubType != BsonBinarySubType.Binary) throw Invalid(document, $"'{Fields.Shapes}' is BinData(0x{(byte)shapesBinary.SubType:x2}), not BinData(0)");
-                if (shapesBinary.Bytes.Length > MaxShapesBytes) throw Invalid(document, $"'{Fields.Shapes}' has {shapesBinary.Bytes.Length} bytes, over {MaxShapesBytes}");
-                shapes = shapesBinary.Bytes;
-                shapesHash = unchecked((ulong)Int64(document, Fields.ShapesHash, allowInt32: false));
-            }
-
-            string codecName = Text(document, Fields.Codec);
-            if (!Enum.TryParse(codecName, ignoreCase: false, out CompressionCodec codec) || !Enum.IsDefined(codec) || char.IsAsciiDigit(codecName[0]))
-                throw Invalid(document, $"'{Fields.Codec}' is '{codecName}', not a codec name");
-
-            long level = Int64(document, Fields.Level);
-            long samples = Int64(document, Fields.Samples);
-            if (level is < int.MinValue or > int.MaxValue) throw Invalid(document, $"level {level} is out of range");
-            if (samples is < 0 or > int.MaxValue) throw Invalid(document, $"sample count {samples} is out of range");
-
-            var record = new DictionaryRecord
-            {
-                Id = id,
-                Namespace = @namespace,
-                Version = (int)version,
-                Content = binary.Bytes,
-                ContentHash = unchecked((ulong)Int64(document, Fields.Hash, allowInt32: false)),
-                Created = new DateTimeOffset(Field(document, Fields.Created, BsonType.DateTime).ToUniversalTime(), TimeSpan.Zero),
-                Codec = codec,
-                Level = (int)level,
-                SampleCount = (int)samples,
-                Ratio = Number(document, Fields.Ratio),
-                Shapes = shapes,
-                ShapesHash = shapesHash,
-            };
-
-            if (expectedId is uint expected && record.Id != expected) throw Invalid(document, $"asked for id {expected}, the document has _id {record.Id}");
-            if (expectedNamespace is not null && !string.Equals(record.Namespace, expectedNamespace, StringComparison.Ordinal))
-                throw Invalid(document, $"asked for namespace '{expectedNamespace}', the document has '{record.Namespace}'");
-            if (expectedVersion is int v && record.Version != v) throw Invalid(document, $"asked for version {v}, the document has {record.Version}");
-            return record;
-        }
-        catch (Exception ex) when (ex is FormatException or BsonSerializationException or InvalidCastException or OverflowException or ArgumentException)
-        {
-            throw Invalid(document, $"it is not a well-formed BSON document ({ex.Message})", ex);
-        }
+        DictionaryRecord record = DictionaryRecordCodec.Read(new Reader(document, $"Dictionary document {Describe(document)} in {Location}"), _maxDictionaryBytes);
+        if (expectedId is uint expected && record.Id != expected) throw Invalid(document, $"asked for id {expected}, the document has _id {record.Id}");
+        if (expectedNamespace is not null && !string.Equals(record.Namespace, expectedNamespace, StringComparison.Ordinal))
+            throw Invalid(document, $"asked for namespace '{expectedNamespace}', the document has '{record.Namespace}'");
+        if (expectedVersion is int v && record.Version != v) throw Invalid(document, $"asked for version {v}, the document has {record.Version}");
+        return record;
     }
 
-    private BsonValue Field(RawBsonDocument document, string name, BsonType type)
-    {
-        if (!document.TryGetValue(name, out BsonValue value)) throw Invalid(document, $"field '{name}' is missing");
-        if (value.BsonType != type) throw Invalid(document, $"field '{name}' is a {value.BsonType}, not a {type}");
-        return value;
-    }
-
-    private long Int64(RawBsonDocument document, string name, bool allowInt32 = true)
-    {
-        if (!document.TryGetValue(name, out BsonValue value)) throw Invalid(document, $"field '{name}' is missing");
-        return value.BsonType switch
-        {
-            BsonType.Int64 => value.AsInt64,
-            BsonType.Int32 when allowInt32 => value.AsInt32,
-            _ => throw Invalid(document, $"field '{name}' is a {value.BsonType}, not {(allowInt32 ? "an Int32 or Int64" : "an Int64")}"),
-        };
-    }
-
-    private string Text(RawBsonDocument document, string name)
-    {
-        string text = Field(document, name, BsonType.String).AsString;
-        if (text.Length == 0) throw Invalid(document, $"field '{name}' is empty");
-        return text;
-    }
-
-    private double Number(RawBsonDocument document, string name)
-    {
-        if (!document.TryGetValue(name, out BsonValue value)) throw Invalid(document, $"field '{name}' is missing");
-        return value.BsonType switch
-        {
-            BsonType.Double => value.AsDouble,
-            BsonType.Int32 => value.AsInt32,
-            BsonType.Int64 => value.AsInt64,
-            _ => throw Invalid(document, $"field '{name}' is a {value.BsonType}, not a number"),
-        };
-    }
-
-    private InvalidDataException Invalid(RawBsonDocument document, string problem, Exception? inner = null) =>
-        new($"Dictionary document {Describe(document)} in {Location} is invalid and was not used: {problem}.", inner);
+    private InvalidDataException Invalid(RawBsonDocument document, string problem) =>
+        new($"Dictionary document {Describe(document)} in {Location} is invalid and was not used: {problem}.");
 
     private static string Describe(RawBsonDocument document)
     {
@@ -355,6 +246,102 @@ public sealed class MongoDictionaryStore : DictionaryStore
         catch (Exception ex) when (ex is FormatException or BsonSerializationException or EndOfStreamException)
         {
             return "(unreadable _id)";
+        }
+    }
+
+    /// <summary>The BSON of a record: the id as an Int64, hashes as Int64 (their bits), bytes as BinData(0), the created time as a DateTime.</summary>
+    private sealed class Writer(BsonDocument document) : IDictionaryRecordWriter
+    {
+        public void WriteInteger(DictionaryRecordField field, long value) =>
+            document.Add(Fields.Name(field), field == DictionaryRecordField.Id ? new BsonInt64(value) : new BsonInt32(checked((int)value)));
+
+        public void WriteText(DictionaryRecordField field, string value) => document.Add(Fields.Name(field), value);
+
+        public void WriteBytes(DictionaryRecordField field, ReadOnlyMemory<byte> value) =>
+            document.Add(Fields.Name(field), new BsonBinaryData(value.ToArray(), BsonBinarySubType.Binary));
+
+        public void WriteHash(DictionaryRecordField field, ulong value) => document.Add(Fields.Name(field), unchecked((long)value));
+
+        public void WriteTimestamp(DictionaryRecordField field, DateTimeOffset value) => document.Add(Fields.Name(field), new BsonDateTime(value.UtcDateTime));
+
+        public void WriteNumber(DictionaryRecordField field, double value) => document.Add(Fields.Name(field), value);
+
+        public void WriteAbsent(DictionaryRecordField field)
+        {
+            // records without a shape table have neither field
+        }
+    }
+
+    /// <summary>A stored document's fields, of the BSON types <see cref="Writer"/> writes (integers as Int32 or Int64); a malformed document is refused.</summary>
+    private sealed class Reader(RawBsonDocument document, string description) : IDictionaryRecordReader
+    {
+        public string Description => description;
+
+        public string NameOf(DictionaryRecordField field) => Fields.Name(field);
+
+        public bool Contains(DictionaryRecordField field) => Guard(() => document.Contains(Fields.Name(field)));
+
+        public long ReadInteger(DictionaryRecordField field) => Guard(() =>
+        {
+            BsonValue value = document[Fields.Name(field)];
+            return value.BsonType switch
+            {
+                BsonType.Int64 => value.AsInt64,
+                BsonType.Int32 => value.AsInt32,
+                _ => throw WrongType(field, value, "an Int32 or Int64"),
+            };
+        });
+
+        public string ReadText(DictionaryRecordField field) => Guard(() => Typed(field, BsonType.String).AsString);
+
+        public ReadOnlyMemory<byte> ReadBytes(DictionaryRecordField field) => Guard(() =>
+        {
+            BsonBinaryData binary = Typed(field, BsonType.Binary).AsBsonBinaryData;
+            return binary.SubType == BsonBinarySubType.Binary ? binary.Bytes
+                : throw new InvalidDataException($"'{Fields.Name(field)}' is BinData(0x{(byte)binary.SubType:x2}), not BinData(0)");
+        });
+
+        public ulong ReadHash(DictionaryRecordField field) => Guard(() =>
+        {
+            BsonValue value = document[Fields.Name(field)];
+            return value.BsonType == BsonType.Int64 ? unchecked((ulong)value.AsInt64) : throw WrongType(field, value, "an Int64");
+        });
+
+        public DateTimeOffset ReadTimestamp(DictionaryRecordField field) =>
+            Guard(() => new DateTimeOffset(Typed(field, BsonType.DateTime).ToUniversalTime(), TimeSpan.Zero));
+
+        public double ReadNumber(DictionaryRecordField field) => Guard(() =>
+        {
+            BsonValue value = document[Fields.Name(field)];
+            return value.BsonType switch
+            {
+                BsonType.Double => value.AsDouble,
+                BsonType.Int32 => value.AsInt32,
+                BsonType.Int64 => value.AsInt64,
+                _ => throw WrongType(field, value, "a number"),
+            };
+        });
+
+        private BsonValue Typed(DictionaryRecordField field, BsonType type)
+        {
+            BsonValue value = document[Fields.Name(field)];
+            return value.BsonType == type ? value : throw WrongType(field, value, $"a {type}");
+        }
+
+        private static InvalidDataException WrongType(DictionaryRecordField field, BsonValue value, string expected) =>
+            new($"field '{Fields.Name(field)}' is a {value.BsonType}, not {expected}");
+
+        /// <summary>Reads from the raw bytes, which a peer may have written malformed: the driver's exceptions become the record's problem.</summary>
+        private static T Guard<T>(Func<T> read)
+        {
+            try
+            {
+                return read();
+            }
+            catch (Exception ex) when (ex is FormatException or BsonSerializationException or InvalidCastException or OverflowException or ArgumentException or EndOfStreamException)
+            {
+                throw new InvalidDataException($"it is not a well-formed BSON document ({ex.Message})", ex);
+            }
         }
     }
 
@@ -373,5 +360,21 @@ public sealed class MongoDictionaryStore : DictionaryStore
         public const string Ratio = "ratio";
         public const string Shapes = "shapes";
         public const string ShapesHash = "shapesHash";
+
+        public static string Name(DictionaryRecordField field) => field switch
+        {
+            DictionaryRecordField.Id => Id,
+            DictionaryRecordField.Namespace => Namespace,
+            DictionaryRecordField.Version => Version,
+            DictionaryRecordField.Content => Content,
+            DictionaryRecordField.ContentHash => Hash,
+            DictionaryRecordField.Created => Created,
+            DictionaryRecordField.Codec => Codec,
+            DictionaryRecordField.Level => Level,
+            DictionaryRecordField.SampleCount => Samples,
+            DictionaryRecordField.Ratio => Ratio,
+            DictionaryRecordField.Shapes => Shapes,
+            _ => ShapesHash,
+        };
     }
 }

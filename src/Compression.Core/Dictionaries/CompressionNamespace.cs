@@ -167,15 +167,24 @@ public sealed class CompressionNamespace
     /// <exception cref="InvalidDataException">The envelope's header is corrupt, or the store's record is damaged.</exception>
     public ValueTask EnsureDictionaryAsync(ReadOnlySpan<byte> envelope, CancellationToken cancellationToken = default)
     {
-        ValueTask<ZstdDictionary?> load = LoadDictionaryAsync(envelope, cancellationToken);
+        ValueTask<ZstdDictionary?> load = PreloadDictionaryAsync(envelope, cancellationToken);
         return load.IsCompletedSuccessfully ? ValueTask.CompletedTask : new ValueTask(load.AsTask());
     }
 
     /// <summary>
-    /// <see cref="EnsureDictionaryAsync"/>, returning the dictionary (null when the value names none). A caller that holds
-    /// it until its synchronous decode is sure to find it there, even if other readers' loads evicted it in between.
+    /// Preloads the dictionary <paramref name="envelope"/> names, as <see cref="EnsureDictionaryAsync"/> does, and returns
+    /// it: an adapter whose database client reads asynchronously but decodes synchronously (a transcoder, a serializer)
+    /// calls it after the read and holds the result until its synchronous decode, which is then sure to find the
+    /// dictionary in memory even if other readers' loads evicted it in between.
     /// </summary>
-    internal ValueTask<ZstdDictionary?> LoadDictionaryAsync(ReadOnlySpan<byte> envelope, CancellationToken cancellationToken = default)
+    /// <param name="envelope">The stored value, or at least its envelope header.</param>
+    /// <param name="cancellationToken">Cancels the wait for the store (the read itself goes on for the other callers waiting on it).</param>
+    /// <returns>
+    /// The dictionary, or <see langword="null"/> when the value is not an envelope or names no dictionary. Completes
+    /// synchronously when the dictionary is in memory.
+    /// </returns>
+    /// <inheritdoc cref="EnsureDictionaryAsync" path="/exception"/>
+    public ValueTask<ZstdDictionary?> PreloadDictionaryAsync(ReadOnlySpan<byte> envelope, CancellationToken cancellationToken = default)
     {
         NamespaceState state = State;
         if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header, state.Settings.MaxUncompressedLength)

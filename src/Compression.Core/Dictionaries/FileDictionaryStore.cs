@@ -31,6 +31,7 @@ public sealed partial class FileDictionaryStore : DictionaryStore
     private const int MaxVersionFileBytes = 32;
     private readonly string _directory;
     private readonly long _maxRecordFileBytes;
+    private readonly int _maxDictionaryBytes;
 
     /// <summary>Creates the store over <paramref name="directory"/>, creating the folder if needed.</summary>
     /// <param name="directory">The folder.</param>
@@ -40,8 +41,8 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         ArgumentException.ThrowIfNullOrEmpty(directory);
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDictionaryBytes, ZstdDictionary.MinimumSize);
         _directory = Directory.CreateDirectory(directory).FullName;
-        // Base64 takes 4 bytes for every 3, plus the record's other fields.
-        _maxRecordFileBytes = (maxDictionaryBytes + 2L) / 3 * 4 + (Structure.ShapeTransform.MaxStoredLength + 2L) / 3 * 4 + 4096; // base64 of both, and the fields
+        _maxDictionaryBytes = maxDictionaryBytes;
+        _maxRecordFileBytes = DictionaryRecordCodec.MaxRecordBytes(maxDictionaryBytes, base64: true);
     }
 
     /// <inheritdoc/>
@@ -56,16 +57,21 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         string path = RecordPath(id);
         byte[]? bytes = ReadLimited(path, _maxRecordFileBytes);
         if (bytes is null) return null;
-        StoredRecord? stored;
+        JsonDocument json;
         try
         {
-            stored = JsonSerializer.Deserialize<StoredRecord>(bytes);
+            json = JsonDocument.Parse(bytes, new JsonDocumentOptions { MaxDepth = 8 });
         }
         catch (JsonException ex)
         {
             throw new InvalidDataException($"Dictionary record {path} is not a record: {ex.Message}", ex);
         }
-        return stored?.ToRecord() ?? throw new InvalidDataException($"Dictionary record {path} is empty.");
+        using (json)
+        {
+            if (json.RootElement.ValueKind != JsonValueKind.Object)
+                throw new InvalidDataException($"Dictionary record {path} is not a record: it holds a JSON {json.RootElement.ValueKind}, not an object.");
+            return DictionaryRecordCodec.Read(new RecordReader(json.RootElement, $"Dictionary record {path}"), _maxDictionaryBytes);
+        }
     }
 
     /// <inheritdoc/>
@@ -122,7 +128,7 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         if (Versions(candidate.Namespace).Any(v => v.Version == candidate.Version)) return ValueTask.FromResult(ReadVersion(candidate.Namespace, candidate.Version));
 
         string recordPath = RecordPath(candidate.Id);
-        if (!TryCreateNew(recordPath, JsonSerializer.SerializeToUtf8Bytes(StoredRecord.From(candidate))))
+        if (!TryCreateNew(recordPath, RecordWriter.Write(candidate)))
             throw new DictionaryIdConflictException(candidate.Id);
 
         bool claimed = false;
@@ -368,18 +374,103 @@ public sealed partial class FileDictionaryStore : DictionaryStore
         return sb.ToString(0, 80) + "~" + hash;
     }
 
-    // Shapes and ShapesHash are optional in the file (records written before shape tables have neither).
-    private sealed record StoredRecord(uint Id, string Namespace, int Version, byte[] Content, ulong ContentHash, DateTimeOffset Created,
-        CompressionCodec Codec, int Level, int SampleCount, double Ratio, byte[]? Shapes = null, ulong ShapesHash = 0)
+    /// <summary>
+    /// A record file's JSON, as every version wrote it: the fields under their .NET names in the codec's order, integers and
+    /// hashes as JSON numbers, the codec as its number, bytes in base64, and <c>"Shapes":null,"ShapesHash":0</c> when the
+    /// record has no shape table (the JavaScript reader reads these files too).
+    /// </summary>
+    private sealed class RecordWriter : IDictionaryRecordWriter
     {
-        public static StoredRecord From(DictionaryRecord r) =>
-            new(r.Id, r.Namespace, r.Version, r.Content.ToArray(), r.ContentHash, r.Created, r.Codec, r.Level, r.SampleCount, r.Ratio,
-                r.Shapes.IsEmpty ? null : r.Shapes.ToArray(), r.ShapesHash);
+        private readonly System.Buffers.ArrayBufferWriter<byte> _buffer;
+        private readonly Utf8JsonWriter _json;
 
-        public DictionaryRecord ToRecord() => new()
+        private RecordWriter(int capacity)
         {
-            Id = Id, Namespace = Namespace ?? "", Version = Version, Content = Content ?? [], ContentHash = ContentHash, Created = Created, Codec = Codec,
-            Level = Level, SampleCount = SampleCount, Ratio = Ratio, Shapes = Shapes is null ? default : Shapes, ShapesHash = ShapesHash,
-        };
+            _buffer = new System.Buffers.ArrayBufferWriter<byte>(capacity);
+            _json = new Utf8JsonWriter(_buffer, new JsonWriterOptions { Encoder = JsonSerializerOptions.Default.Encoder });
+        }
+
+        public static byte[] Write(DictionaryRecord record)
+        {
+            var writer = new RecordWriter((record.Content.Length + record.Shapes.Length) * 4 / 3 + 512);
+            using (writer._json)
+            {
+                writer._json.WriteStartObject();
+                DictionaryRecordCodec.Write(record, writer);
+                writer._json.WriteEndObject();
+            }
+            return writer._buffer.WrittenSpan.ToArray();
+        }
+
+        public void WriteInteger(DictionaryRecordField field, long value) => _json.WriteNumber(field.ToString(), value);
+
+        public void WriteText(DictionaryRecordField field, string value)
+        {
+            if (field == DictionaryRecordField.Codec) _json.WriteNumber(field.ToString(), (int)Enum.Parse<CompressionCodec>(value));
+            else _json.WriteString(field.ToString(), value);
+        }
+
+        public void WriteBytes(DictionaryRecordField field, ReadOnlyMemory<byte> value) => _json.WriteBase64String(field.ToString(), value.Span);
+
+        public void WriteHash(DictionaryRecordField field, ulong value) => _json.WriteNumber(field.ToString(), value);
+
+        public void WriteTimestamp(DictionaryRecordField field, DateTimeOffset value) => _json.WriteString(field.ToString(), value);
+
+        public void WriteNumber(DictionaryRecordField field, double value) => _json.WriteNumber(field.ToString(), value);
+
+        public void WriteAbsent(DictionaryRecordField field)
+        {
+            if (field == DictionaryRecordField.Shapes) _json.WriteNull(field.ToString());
+            else _json.WriteNumber(field.ToString(), 0);
+        }
+    }
+
+    /// <summary>A record file's fields, of the JSON types <see cref="RecordWriter"/> writes; <c>null</c> (and a zero <c>ShapesHash</c> without <c>Shapes</c>) is absent.</summary>
+    private sealed class RecordReader(JsonElement root, string description) : IDictionaryRecordReader
+    {
+        public string Description => description;
+
+        public string NameOf(DictionaryRecordField field) => field.ToString();
+
+        public bool Contains(DictionaryRecordField field)
+        {
+            if (!root.TryGetProperty(field.ToString(), out JsonElement value) || value.ValueKind == JsonValueKind.Null) return false;
+            // What the store writes for a record without a shape table.
+            return field != DictionaryRecordField.ShapesHash || Contains(DictionaryRecordField.Shapes)
+                || value.ValueKind != JsonValueKind.Number || !value.TryGetUInt64(out ulong hash) || hash != 0;
+        }
+
+        public long ReadInteger(DictionaryRecordField field)
+        {
+            if (field == DictionaryRecordField.Codec) throw new InvalidOperationException("The codec is text.");
+            return Get(field, JsonValueKind.Number).TryGetInt64(out long value) ? value : throw Wrong(field, "a 64-bit integer");
+        }
+
+        public string ReadText(DictionaryRecordField field)
+        {
+            if (field != DictionaryRecordField.Codec) return Get(field, JsonValueKind.String).GetString()!;
+            // The codec is stored as its number: the codec checks the name it stands for (an unknown number has none).
+            return Get(field, JsonValueKind.Number).TryGetInt32(out int number) ? ((CompressionCodec)number).ToString() : throw Wrong(field, "a codec number");
+        }
+
+        public ReadOnlyMemory<byte> ReadBytes(DictionaryRecordField field) =>
+            Get(field, JsonValueKind.String).TryGetBytesFromBase64(out byte[]? bytes) ? bytes : throw Wrong(field, "base64");
+
+        public ulong ReadHash(DictionaryRecordField field) =>
+            Get(field, JsonValueKind.Number).TryGetUInt64(out ulong value) ? value : throw Wrong(field, "an unsigned 64-bit integer");
+
+        public DateTimeOffset ReadTimestamp(DictionaryRecordField field) =>
+            Get(field, JsonValueKind.String).TryGetDateTimeOffset(out DateTimeOffset value) ? value : throw Wrong(field, "a date");
+
+        public double ReadNumber(DictionaryRecordField field) =>
+            Get(field, JsonValueKind.Number).TryGetDouble(out double value) ? value : throw Wrong(field, "a number");
+
+        private JsonElement Get(DictionaryRecordField field, JsonValueKind kind)
+        {
+            JsonElement value = root.GetProperty(field.ToString());
+            return value.ValueKind == kind ? value : throw new InvalidDataException($"field '{field}' is a JSON {value.ValueKind}, not a {kind}");
+        }
+
+        private static InvalidDataException Wrong(DictionaryRecordField field, string expected) => new($"field '{field}' is not {expected}");
     }
 }

@@ -163,7 +163,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
         {
             RawBody body = result.ContentAs<RawBody>()!;
             if (!body.IsEnvelope) return new(Ready(result, id, deferred: null, dictionary: null));
-            load = _transcoder.Namespace.LoadDictionaryAsync(body.Data.Span, cancellationToken);
+            load = _transcoder.Namespace.PreloadDictionaryAsync(body.Data.Span, cancellationToken);
         }
         catch (Exception ex) when (ex is DictionaryNotFoundException or InvalidDataException)
         {

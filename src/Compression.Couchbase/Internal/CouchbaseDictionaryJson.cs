@@ -6,15 +6,13 @@ using Compression.Dictionaries;
 namespace Compression.Couchbase.Internal;
 
 /// <summary>
-/// The JSON of a <see cref="CouchbaseDictionaryStore"/>'s documents: a dictionary record written and parsed (checked field by
-/// field), a version key's body written, and the checked field readers the store's other parsers use. A document that does
+/// The JSON of a <see cref="CouchbaseDictionaryStore"/>'s documents: a dictionary record's fields mapped to JSON for Core's
+/// record codec (which owns the fields and their checks), a version key's body written, and the checked field readers the
+/// store's other parsers use. A document that does
 /// not read is an <see cref="InvalidDataException"/> naming its key and the store's location.
 /// </summary>
 internal sealed class CouchbaseDictionaryJson(DictionaryStore store)
 {
-    /// <summary>The largest shape table a record may hold: what the engine's table builder ever writes (256 KiB).</summary>
-    internal const int MaxShapesBytes = Compression.Structure.ShapeTransform.MaxStoredLength; // a shape table and its field model
-
     /// <summary>Where the documents are, for messages: the store's <see cref="DictionaryStore.Location"/>.</summary>
     private string Location => store.Location;
 
@@ -36,89 +34,110 @@ internal sealed class CouchbaseDictionaryJson(DictionaryStore store)
         }
     }
 
-    public DictionaryRecord ParseRecord(string key, ReadOnlyMemory<byte> body)
+    /// <summary>A record document, read through Core's record codec (which checks every field and its size).</summary>
+    public DictionaryRecord ParseRecord(string key, ReadOnlyMemory<byte> body, int maxDictionaryBytes)
     {
         using JsonDocument json = Parse(key, body);
-        JsonElement root = json.RootElement;
-        string? contentBase64 = String(key, root, "content");
-        byte[] content;
-        try
-        {
-            content = Convert.FromBase64String(contentBase64 ?? "");
-        }
-        catch (FormatException ex)
-        {
-            throw new InvalidDataException($"{key} in {Location}: 'content' is not base64.", ex);
-        }
-        string hash = String(key, root, "contentHash") ?? "";
-        if (hash.Length != 16 || !ulong.TryParse(hash, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out ulong contentHash))
-            throw new InvalidDataException($"{key} in {Location}: 'contentHash' is not 16 hex digits.");
-        // The shape table is optional: records without one have neither field.
-        ReadOnlyMemory<byte> shapes = default;
-        ulong shapesHash = 0;
-        if (root.TryGetProperty("shapes", out _) || root.TryGetProperty("shapesHash", out _))
-        {
-            try
-            {
-                shapes = Convert.FromBase64String(String(key, root, "shapes") ?? "");
-            }
-            catch (FormatException ex)
-            {
-                throw new InvalidDataException($"{key} in {Location}: 'shapes' is not base64.", ex);
-            }
-            if (shapes.Length > MaxShapesBytes) throw new InvalidDataException($"{key} in {Location}: 'shapes' has {shapes.Length} bytes, over {MaxShapesBytes}.");
-            string shapesHashText = String(key, root, "shapesHash") ?? "";
-            if (shapesHashText.Length != 16 || !ulong.TryParse(shapesHashText, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out shapesHash))
-                throw new InvalidDataException($"{key} in {Location}: 'shapesHash' is not 16 hex digits.");
-        }
-        string codec = String(key, root, "codec") ?? "";
-        if (!Enum.TryParse(codec, ignoreCase: false, out CompressionCodec parsedCodec) || !Enum.IsDefined(parsedCodec) || char.IsAsciiDigit(codec[0]))
-            throw new InvalidDataException($"{key} in {Location}: 'codec' is '{codec}', not a codec name.");
-        string created = String(key, root, "created") ?? "";
-        if (!DateTimeOffset.TryParse(created, CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out DateTimeOffset createdAt))
-            throw new InvalidDataException($"{key} in {Location}: 'created' is not a date.");
-        return new DictionaryRecord
-        {
-            Id = UInt(key, root, "id"),
-            Namespace = String(key, root, "namespace") ?? throw new InvalidDataException($"{key} in {Location}: 'namespace' is null."),
-            Version = Int(key, root, "version"),
-            Content = content,
-            ContentHash = contentHash,
-            Created = createdAt,
-            Codec = parsedCodec,
-            Level = Int(key, root, "level"),
-            SampleCount = Int(key, root, "sampleCount"),
-            Ratio = Number(key, root, "ratio"),
-            Shapes = shapes,
-            ShapesHash = shapesHash,
-        };
+        return DictionaryRecordCodec.Read(new RecordReader(json.RootElement, $"Dictionary record {key} in {Location}"), maxDictionaryBytes);
     }
 
+    /// <summary>The fields in the order records have always had them (the JSON is the same byte for byte).</summary>
+    private static readonly DictionaryRecordField[] RecordOrder =
+    [
+        DictionaryRecordField.Id, DictionaryRecordField.Namespace, DictionaryRecordField.Version, DictionaryRecordField.Codec,
+        DictionaryRecordField.Level, DictionaryRecordField.SampleCount, DictionaryRecordField.Ratio, DictionaryRecordField.Created,
+        DictionaryRecordField.ContentHash, DictionaryRecordField.Content, DictionaryRecordField.ShapesHash, DictionaryRecordField.Shapes,
+    ];
+
+    /// <summary>A record's JSON: <c>type</c>, then the fields, hashes as 16 hex digits, bytes in base64, the created time round-trip ("O").</summary>
     public static byte[] WriteRecord(DictionaryRecord r)
     {
-        var buffer = new ArrayBufferWriter<byte>(r.Content.Length * 4 / 3 + 512);
+        var buffer = new ArrayBufferWriter<byte>((r.Content.Length + r.Shapes.Length) * 4 / 3 + 512);
         using (var writer = new Utf8JsonWriter(buffer))
         {
             writer.WriteStartObject();
             writer.WriteString("type", "compression.dictionary");
-            writer.WriteNumber("id", r.Id);
-            writer.WriteString("namespace", r.Namespace);
-            writer.WriteNumber("version", r.Version);
-            writer.WriteString("codec", r.Codec.ToString());
-            writer.WriteNumber("level", r.Level);
-            writer.WriteNumber("sampleCount", r.SampleCount);
-            writer.WriteNumber("ratio", r.Ratio);
-            writer.WriteString("created", r.Created.ToString("O", CultureInfo.InvariantCulture));
-            writer.WriteString("contentHash", r.ContentHash.ToString("X16", CultureInfo.InvariantCulture));
-            writer.WriteBase64String("content", r.Content.Span);
-            if (!r.Shapes.IsEmpty)
-            {
-                writer.WriteString("shapesHash", r.ShapesHash.ToString("X16", CultureInfo.InvariantCulture));
-                writer.WriteBase64String("shapes", r.Shapes.Span);
-            }
+            DictionaryRecordCodec.Write(r, new RecordWriter(writer), RecordOrder);
             writer.WriteEndObject();
         }
         return buffer.WrittenSpan.ToArray();
+    }
+
+    /// <summary>The stored name of each field.</summary>
+    private static string Name(DictionaryRecordField field) => field switch
+    {
+        DictionaryRecordField.Id => "id",
+        DictionaryRecordField.Namespace => "namespace",
+        DictionaryRecordField.Version => "version",
+        DictionaryRecordField.Content => "content",
+        DictionaryRecordField.ContentHash => "contentHash",
+        DictionaryRecordField.Created => "created",
+        DictionaryRecordField.Codec => "codec",
+        DictionaryRecordField.Level => "level",
+        DictionaryRecordField.SampleCount => "sampleCount",
+        DictionaryRecordField.Ratio => "ratio",
+        DictionaryRecordField.Shapes => "shapes",
+        _ => "shapesHash",
+    };
+
+    private sealed class RecordWriter(Utf8JsonWriter writer) : IDictionaryRecordWriter
+    {
+        public void WriteInteger(DictionaryRecordField field, long value) => writer.WriteNumber(Name(field), value);
+
+        public void WriteText(DictionaryRecordField field, string value) => writer.WriteString(Name(field), value);
+
+        public void WriteBytes(DictionaryRecordField field, ReadOnlyMemory<byte> value) => writer.WriteBase64String(Name(field), value.Span);
+
+        public void WriteHash(DictionaryRecordField field, ulong value) => writer.WriteString(Name(field), value.ToString("X16", CultureInfo.InvariantCulture));
+
+        public void WriteTimestamp(DictionaryRecordField field, DateTimeOffset value) => writer.WriteString(Name(field), value.ToString("O", CultureInfo.InvariantCulture));
+
+        public void WriteNumber(DictionaryRecordField field, double value) => writer.WriteNumber(Name(field), value);
+
+        public void WriteAbsent(DictionaryRecordField field)
+        {
+            // records without a shape table have neither field
+        }
+    }
+
+    /// <summary>A record document's fields, of the JSON types <see cref="RecordWriter"/> writes.</summary>
+    private sealed class RecordReader(JsonElement root, string description) : IDictionaryRecordReader
+    {
+        public string Description => description;
+
+        public string NameOf(DictionaryRecordField field) => Name(field);
+
+        public bool Contains(DictionaryRecordField field) => root.TryGetProperty(Name(field), out _);
+
+        public long ReadInteger(DictionaryRecordField field) =>
+            Get(field, JsonValueKind.Number).TryGetInt64(out long value) ? value : throw Wrong(field, "an integer");
+
+        public string ReadText(DictionaryRecordField field) => Get(field, JsonValueKind.String).GetString()!;
+
+        public ReadOnlyMemory<byte> ReadBytes(DictionaryRecordField field) =>
+            Get(field, JsonValueKind.String).TryGetBytesFromBase64(out byte[]? bytes) ? bytes : throw Wrong(field, "base64");
+
+        public ulong ReadHash(DictionaryRecordField field)
+        {
+            string text = Get(field, JsonValueKind.String).GetString()!;
+            return text.Length == 16 && ulong.TryParse(text, NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out ulong hash) ? hash
+                : throw Wrong(field, "16 hex digits");
+        }
+
+        public DateTimeOffset ReadTimestamp(DictionaryRecordField field) =>
+            DateTimeOffset.TryParse(Get(field, JsonValueKind.String).GetString(), CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind, out DateTimeOffset value)
+                ? value : throw Wrong(field, "a date");
+
+        public double ReadNumber(DictionaryRecordField field) =>
+            Get(field, JsonValueKind.Number).TryGetDouble(out double value) ? value : throw Wrong(field, "a number");
+
+        private JsonElement Get(DictionaryRecordField field, JsonValueKind kind)
+        {
+            JsonElement value = root.GetProperty(Name(field));
+            return value.ValueKind == kind ? value : throw new InvalidDataException($"'{Name(field)}' is not a {kind.ToString().ToLowerInvariant()}");
+        }
+
+        private static InvalidDataException Wrong(DictionaryRecordField field, string expected) => new($"'{Name(field)}' is not {expected}");
     }
 
     public static byte[] WritePointer(string ns, int version, uint id) =>
@@ -135,6 +154,4 @@ internal sealed class CouchbaseDictionaryJson(DictionaryStore store)
 
     public uint UInt(string key, JsonElement root, string name) =>
         Field(key, root, name, JsonValueKind.Number).TryGetUInt32(out uint v) ? v : throw new InvalidDataException($"{key} in {Location}: '{name}' is not an unsigned 32-bit integer.");
-
-    private double Number(string key, JsonElement root, string name) => Field(key, root, name, JsonValueKind.Number).GetDouble();
 }

@@ -106,7 +106,7 @@ public sealed class CatalogEvictionTests
         CompressionNamespace x = reader.GetNamespace("db.x");
         await reader.WhenIdleAsync();
 
-        ZstdDictionary? held = await x.LoadDictionaryAsync(written[0].Envelope);
+        ZstdDictionary? held = await x.PreloadDictionaryAsync(written[0].Envelope);
         Assert.NotNull(held);
         Assert.NotEmpty(await x.DecompressAsync(written[1].Envelope)); // another reader's load: the bound evicts the first
         long lookups = reader.Catalog.StoreLookups;

@@ -756,7 +756,7 @@ public sealed class ConcurrentEntryPointTests(ITestOutputHelper output) : IDispo
         await engine.WhenIdleAsync();
         if (ns.CurrentDictionary is null) await ns.TrainAsync();
         Assert.NotNull(ns.CurrentDictionary);
-        ZstdDictionary dictionary = (await ns.LoadDictionaryAsync(ns.Compress(TestDocuments.Movie(random))))!;
+        ZstdDictionary dictionary = (await ns.PreloadDictionaryAsync(ns.Compress(TestDocuments.Movie(random))))!;
         Assert.True(dictionary.HasShapeTable);
 
         var documents = new List<byte[]> { TestDocuments.Movie(random), TestDocuments.Movie(random), TestDocuments.Sensor(random),

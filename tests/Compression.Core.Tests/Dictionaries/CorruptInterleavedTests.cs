@@ -29,7 +29,7 @@ public sealed class CorruptInterleavedTests(ITestOutputHelper output)
         Assert.NotNull(ns.CurrentDictionary);
         for (int i = 0; i < 50; i++) { var d = TestDocuments.Movie(random); written.Add((d, ns.Compress(d))); }
         byte[] last = written[^1].Item2;
-        ZstdDictionary dict = (await ns.LoadDictionaryAsync(last))!;
+        ZstdDictionary dict = (await ns.PreloadDictionaryAsync(last))!;
         Assert.True(dict.HasShapeTable, "no shape table");
         return (engine, ns, dict, written);
     }
