@@ -12,7 +12,7 @@ using MongoDB.Bson.Serialization.Serializers;
 namespace Compression.MongoDB;
 
 /// <summary>
-/// A BSON serializer that stores a <typeparamref name="T"/> as <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c>:
+/// A BSON serializer that stores a <typeparamref name="T"/> in the layout of <c>Layout/StoredLayout.cs</c>, as <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c>:
 /// the id and the configured clear fields stay queryable; everything else is compressed by the collection's
 /// <see cref="CompressionNamespace"/> with its shared dictionaries. Documents without <c>_z</c> (written before
 /// compression was switched on, or while it was off) are read as plain documents, and so are documents whose <c>_z</c> is
@@ -66,7 +66,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
 
         // The discriminator (_t) of a polymorphic class map stays in the clear: the driver adds it to the filters of
         // OfType<TDerived>() and of type tests in LINQ without asking this serializer, and compressed it matched nothing.
-        string? discriminator = BsonSerializer.LookupDiscriminatorConvention(typeof(T))?.ElementName;
+        string? discriminator = StoredLayout.DiscriminatorName(typeof(T));
         if (discriminator == CompressedElementName)
             throw new ArgumentException($"The discriminator of {typeof(T).FullName} is stored as element '{CompressedElementName}', the name the compressed part is kept under; give the discriminator convention another element name.", nameof(@namespace));
         if (!string.IsNullOrEmpty(discriminator)) _clearElements.Add(discriminator);
@@ -74,13 +74,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     }
 
     /// <summary>The name of the element that holds the envelope.</summary>
-    public const string CompressedElementName = "_z";
-
-    /// <summary>The BinData subtype of <c>_z</c> when the envelope holds a whole BSON document (envelope format v1).</summary>
-    internal const byte DocumentSubtype = (byte)BsonBinarySubType.UserDefined; // 0x80
-
-    /// <summary>The BinData subtype of <c>_z</c> when the envelope holds the elements alone, without the document's int32 length and terminator (envelope formats v2 and v3).</summary>
-    internal const byte ElementsSubtype = 0x81;
+    public const string CompressedElementName = StoredLayout.CompressedName;
 
     /// <summary>The namespace the documents belong to.</summary>
     public string Namespace { get; }
@@ -132,10 +126,10 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
 
         // Format v2 drops what the envelope already says: the document's length (the envelope's length less 5) and its
         // terminator. Format v1 keeps the layout every earlier reader expects.
-        bool elementsOnly = _namespace.Format != EnvelopeFormat.V1;
+        bool elementsOnly = StoredLayout.ElementsOnly(_namespace.Format);
         _namespace.Compress(elementsOnly ? rest[4..(restLength - 1)] : rest[..restLength], scratch.Second);
         writer.WriteName(CompressedElementName);
-        writer.WriteBinaryData(new BsonBinaryData(scratch.Second.WrittenSpan.ToArray(), (BsonBinarySubType)(elementsOnly ? ElementsSubtype : DocumentSubtype)));
+        writer.WriteBinaryData(new BsonBinaryData(scratch.Second.WrittenSpan.ToArray(), (BsonBinarySubType)StoredLayout.Subtype(elementsOnly)));
         writer.WriteEndDocument();
         SerializerScratch.Return(scratch);
     }
@@ -197,7 +191,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             var elements = new RawBsonWalker(stored);
             while (elements.TryNext(out RawBsonElement element)) // every element: the merge below copies them unchecked
             {
-                if (compressed is null && element.Name(stored).SequenceEqual(CompressedElementUtf8))
+                if (compressed is null && element.Name(stored).SequenceEqual(StoredLayout.CompressedNameUtf8))
                 {
                     compressed = element;
                     continue;
@@ -214,7 +208,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
             }
             // Without a _z, or with a _z this serializer never writes (not BinData 0x80 or 0x81: the application's own
             // field of that name), the document is plain: legacy, or written while compression was off.
-            if (compressed is not { } z || z.Type != (byte)BsonType.Binary || z.Value(stored)[4] is not (DocumentSubtype or ElementsSubtype))
+            if (compressed is not { } z || !StoredLayout.IsEnvelope(z, stored))
                 return ReadPlain(raw, classMap);
 
             return ReadMerged(stored, z, clearNames[..(2 * Math.Max(listed, 0))], listedAll: listed >= 0, scratch, classMap);
@@ -250,8 +244,6 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
 
     /// <inheritdoc/>
     public void SetDocumentId(object document, object id) => _inner.SetDocumentId(document, id);
-
-    private static ReadOnlySpan<byte> CompressedElementUtf8 => "_z"u8;
 
     /// <summary>The clear element's name as a cached string, or null when the element is compressed.</summary>
     private string? ClearName(ReadOnlySpan<byte> name)
@@ -339,7 +331,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
         merged.Advance(4 + clearLength);
 
         ReadOnlySpan<byte> value = compressed.Value(stored);
-        bool elementsOnly = value[4] == ElementsSubtype;
+        bool elementsOnly = value[4] == StoredLayout.ElementsSubtype;
         try
         {
             _namespace.Decompress(value[5..], merged);

@@ -1,5 +1,6 @@
 using System.Text.Json;
 using Compression.Dictionaries;
+using Compression.Tool.Backends;
 using Compression.Tool.Live;
 using Couchbase.KeyValue;
 
@@ -10,7 +11,7 @@ namespace Compression.Tool.Couchbase;
 /// codes as on MongoDB (docs/docz.md). Documents are enumerated by a KV range scan (ids only), then read and replaced one
 /// by one through the SDK: each replacement carries the CAS of the version read, so it can only replace that version.
 /// </summary>
-internal sealed partial class CouchbaseBackend : ILiveBackend
+internal sealed partial class CouchbaseBackend : IDoczBackend
 {
     public async Task<int> VerifyAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken)
     {

@@ -1,5 +1,6 @@
 using Compression.Couchbase;
 using Compression.Dictionaries;
+using Compression.Tool.Backends;
 using Compression.Tool.Live;
 using Couchbase.Extensions.DependencyInjection;
 using Couchbase.KeyValue;
@@ -51,7 +52,7 @@ internal sealed class CouchbaseSession : IAsyncDisposable
     /// <exception cref="UsageException">A missing or wrong namespace or setting; the message says which.</exception>
     public static CouchbaseSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override = null)
     {
-        IConfiguration configuration = LiveSession.ReadConfiguration(settings.ConfigPath);
+        IConfiguration configuration = LiveConfiguration.Read(settings.ConfigPath);
         string connection = CouchbasePlugin.Connection(settings, configuration)
             ?? throw new UsageException($"No Couchbase connection string: give --connection couchbase://..., or --config with '{CouchbasePlugin.ConnectionKey}'.");
         List<string> names = settings.Namespaces.Count > 0

@@ -2,7 +2,8 @@ using System.CommandLine;
 using System.Text.Json;
 using System.Text.Json.Serialization;
 using Compression.Dictionaries;
-using MongoDB.Driver;
+using Compression.Tool.Backends;
+using Compression.Tool.Backends.MongoDB;
 using Spectre.Console;
 
 namespace Compression.Tool.Live;
@@ -12,7 +13,7 @@ internal sealed class LiveOptions
 {
     public Option<string> Connection { get; } = new("--connection", "-c")
     {
-        Description = $"MongoDB (mongodb://) or Couchbase (couchbase://, needs docz's Couchbase plugin) connection string (default: '{LiveSession.ConnectionKey}', else '{CouchbasePlugin.ConnectionKey}', in --config).",
+        Description = $"MongoDB (mongodb://) or Couchbase (couchbase://, needs docz's Couchbase plugin) connection string (default: '{MongoSession.ConnectionKey}', else '{CouchbasePlugin.ConnectionKey}', in --config).",
     };
 
     public Option<FileInfo> Config { get; } = new("--config")
@@ -109,24 +110,19 @@ internal static class LiveRunner
             await error.WriteLineAsync($"{command}: {ex.Message}").ConfigureAwait(false);
             return 2;
         }
-        catch (TimeoutException ex)
-        {
-            await error.WriteLineAsync($"{command}: cannot reach the MongoDB server: {FirstLine(ex.Message)}").ConfigureAwait(false);
-            return 1;
-        }
-        catch (Exception ex) when (ex is MongoException or InvalidDataException or IOException or DictionaryNotFoundException)
+        catch (Exception ex) when (ex is InvalidDataException or IOException or DictionaryNotFoundException)
         {
             await error.WriteLineAsync($"{command}: {FirstLine(ex.Message)}").ConfigureAwait(false);
             return 1;
         }
-        catch (Exception ex) when (ex.GetType().FullName?.StartsWith("Couchbase.", StringComparison.Ordinal) == true)
+        catch (Exception ex) when (DoczBackends.Failure(ex) is { } message)
         {
-            // The Couchbase SDK's exceptions (from the plugin): the server could not be reached, refused, timed out...
-            await error.WriteLineAsync($"{command}: Couchbase: {ex.GetType().Name}: {FirstLine(ex.Message)}").ConfigureAwait(false);
+            // A failure of a backend's driver or SDK: the server could not be reached, refused, timed out...
+            await error.WriteLineAsync($"{command}: {message}").ConfigureAwait(false);
             return 1;
         }
     }
 
     /// <summary>The driver's messages can end with a dump of its cluster state, stack traces included: the first line says what happened.</summary>
-    private static string FirstLine(string message) => message.Split('\n', 2)[0].TrimEnd();
+    public static string FirstLine(string message) => message.Split('\n', 2)[0].TrimEnd();
 }

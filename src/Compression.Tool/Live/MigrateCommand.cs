@@ -1,8 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
 using System.Text;
-using Compression.Dictionaries;
-using MongoDB.Bson;
+using Compression.Tool.Backends;
 
 namespace Compression.Tool.Live;
 
@@ -45,16 +44,14 @@ internal static class MigrateCommand
         command.SetAction((parse, cancellationToken) => LiveRunner.RunAsync("recompress", error, async () =>
         {
             LiveSettings settings = live.Read(parse, error);
-            BsonDocument? filter = null;
             DateTimeOffset? before = null;
             if (parse.GetValue(olderThan) is { } text)
             {
                 if (!DateTimeOffset.TryParse(text, CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal, out DateTimeOffset date))
                     throw new UsageException($"--older-than '{text}' is not a date (ISO 8601, e.g. 2026-01-31 or 2026-01-31T12:00:00Z).");
-                filter = new BsonDocument("_id", new BsonDocument("$lt", ObjectIdAt(date)));
                 before = date;
             }
-            var options = new RewriteOptions { Mode = RewriteMode.Recompress, Level = parse.GetValue(level), Filter = filter, Restart = parse.GetValue(restart) };
+            var options = new RewriteOptions { Mode = RewriteMode.Recompress, Level = parse.GetValue(level), Restart = parse.GetValue(restart) };
             return await RunAsync("recompress", output, error, settings, options, train: false, before, cancellationToken).ConfigureAwait(false);
         }));
         return command;
@@ -64,43 +61,7 @@ internal static class MigrateCommand
         DateTimeOffset? olderThan, CancellationToken cancellationToken)
     {
         var console = new LiveOutput(output, error, settings);
-        if (CouchbasePlugin.Find(settings) is { } backend)
-            return await backend.RewriteAsync(name, settings, options, train, olderThan, console, cancellationToken).ConfigureAwait(false);
-        Action<string, CompressionEngineOptions>? @override = options.Level is int level
-            ? (ns, engine) => engine.Namespaces[ns].Level = level
-            : null;
-        await using LiveSession session = LiveSession.Open(settings, @override);
-        var results = new List<RewriteResult>();
-        var trained = new List<TrainResult>();
-        foreach (LiveNamespace ns in session.Namespaces)
-        {
-            StoredDocumentCodec codec = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
-            if (options.Mode == RewriteMode.Compress)
-                await IndexCheck.EnsureClearAsync(session.Collection(ns), ns, codec, cancellationToken).ConfigureAwait(false);
-            if (train && options.Mode == RewriteMode.Compress && codec.Namespace.State.UsesDictionary && codec.Namespace.CurrentDictionary is null)
-            {
-                // The first dictionary, from the documents about to be compressed (as `train` would): otherwise every one of
-                // them would be compressed without any.
-                trained.Add(await TrainCommand.TrainFromCollectionAsync(session, ns, codec, settings, 20_000, console, cancellationToken).ConfigureAwait(false));
-            }
-            var collection = session.Collection(ns);
-            long total = await collection.EstimatedDocumentCountAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
-            RewriteResult result = await console.ProgressAsync($"{options.ModeName} {ns}", total,
-                progress => new CollectionRewriter(session, ns, codec, options, settings) { Progress = progress }.RunAsync(cancellationToken)).ConfigureAwait(false);
-            results.Add(result);
-        }
-        var report = new RewriteReport(name, results, trained, results.Any(r => r.Failed > 0) ? 1 : 0);
-        console.Write(report, ToTable);
-        return report.ExitCode;
-    }
-
-    /// <summary>The smallest ObjectId made at <paramref name="date"/>: every ObjectId made before it sorts lower.</summary>
-    private static ObjectId ObjectIdAt(DateTimeOffset date)
-    {
-        long seconds = Math.Clamp(date.ToUnixTimeSeconds(), 0, uint.MaxValue);
-        byte[] bytes = new byte[12];
-        System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(bytes, (uint)seconds);
-        return new ObjectId(bytes);
+        return await DoczBackends.Choose(settings).RewriteAsync(name, settings, options, train, olderThan, console, cancellationToken).ConfigureAwait(false);
     }
 
     public static string ToTable(RewriteReport report)

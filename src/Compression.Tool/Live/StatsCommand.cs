@@ -1,6 +1,6 @@
 using System.CommandLine;
 using System.Text;
-using Compression.Dictionaries;
+using Compression.Tool.Backends;
 
 namespace Compression.Tool.Live;
 
@@ -16,79 +16,9 @@ internal static class StatsCommand
         {
             LiveSettings settings = live.Read(parse, error);
             var console = new LiveOutput(output, error, settings);
-            if (CouchbasePlugin.Find(settings) is { } backend) return await backend.StatsAsync(settings, console, cancellationToken).ConfigureAwait(false);
-            await using LiveSession session = LiveSession.Open(settings);
-            var results = new List<StatsResult>();
-            foreach (LiveNamespace ns in session.Namespaces)
-            {
-                results.Add(await StatsAsync(session, ns, settings, console, cancellationToken).ConfigureAwait(false));
-            }
-            var report = new StatsReport("stats", results, results.Any(r => r.Unreadable > 0) ? 1 : 0);
-            console.Write(report, ToTable);
-            return report.ExitCode;
+            return await DoczBackends.Choose(settings).StatsAsync(settings, console, cancellationToken).ConfigureAwait(false);
         }));
         return command;
-    }
-
-    private static async Task<StatsResult> StatsAsync(LiveSession session, LiveNamespace ns, LiveSettings settings, LiveOutput console,
-        CancellationToken cancellationToken)
-    {
-        StoredDocumentCodec codec = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
-        var versions = new Dictionary<uint, int>();
-        await foreach (DictionaryRecord record in session.Engine(ns).Store.ListAsync(ns.Name, cancellationToken).ConfigureAwait(false))
-        {
-            versions[record.Id] = record.Version;
-        }
-
-        var collection = session.Collection(ns);
-        long total = await collection.EstimatedDocumentCountAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
-        return await console.ProgressAsync($"stats {ns}", total, async progress =>
-        {
-            long documents = 0, compressed = 0, plain = 0, unreadable = 0, stored = 0, raw = 0, noDictionary = 0;
-            var perDictionary = new SortedDictionary<uint, long>();
-            var failures = new List<RewriteFailure>();
-            await foreach (var batch in DocumentScan.BatchesAsync(collection, null, null, settings.BatchSize, cancellationToken).ConfigureAwait(false))
-            {
-                foreach (ScannedDocument document in batch)
-                {
-                    documents++;
-                    stored += document.Bytes.Length;
-                    try
-                    {
-                        switch (StoredDocumentCodec.Classify(document.Bytes))
-                        {
-                            case StoredKind.Plain:
-                                plain++;
-                                raw += document.Bytes.Length;
-                                continue;
-                        }
-                        await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
-                        raw += codec.Decode(document.Bytes).Length;
-                        compressed++;
-                        if (DocumentEnvelope.TryReadHeader(StoredDocumentCodec.Envelope(document.Bytes), out EnvelopeHeader header)
-                            && header.DictionaryId is uint id)
-                        {
-                            perDictionary[id] = perDictionary.GetValueOrDefault(id) + 1;
-                        }
-                        else
-                        {
-                            noDictionary++;
-                        }
-                    }
-                    catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
-                    {
-                        unreadable++;
-                        if (failures.Count < settings.MaxFailures) failures.Add(new RewriteFailure(Shell.Of(document.Id), ex.Message));
-                    }
-                }
-                progress(batch.Count);
-            }
-            var dictionaries = perDictionary.Select(p => new DictionaryUse(p.Key, versions.TryGetValue(p.Key, out int v) ? v : null, p.Value)).ToList();
-            if (noDictionary > 0) dictionaries.Insert(0, new DictionaryUse(null, null, noDictionary));
-            double? ratio = stored > 0 && unreadable == 0 ? Math.Round((double)raw / stored, 4) : null;
-            return new StatsResult(ns.Name, documents, compressed, plain, unreadable, stored, raw, ratio, codec.Namespace.CurrentDictionary?.Version,
-                dictionaries, failures);
-        }).ConfigureAwait(false);
     }
 
     public static string ToTable(StatsReport report)

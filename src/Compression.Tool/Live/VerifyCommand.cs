@@ -1,6 +1,6 @@
 using System.CommandLine;
 using System.Text;
-using Compression.Dictionaries;
+using Compression.Tool.Backends;
 
 namespace Compression.Tool.Live;
 
@@ -16,71 +16,9 @@ internal static class VerifyCommand
         {
             LiveSettings settings = live.Read(parse, error);
             var console = new LiveOutput(output, error, settings);
-            if (CouchbasePlugin.Find(settings) is { } backend) return await backend.VerifyAsync(settings, console, cancellationToken).ConfigureAwait(false);
-            await using LiveSession session = LiveSession.Open(settings);
-            var results = new List<VerifyResult>();
-            foreach (LiveNamespace ns in session.Namespaces)
-            {
-                results.Add(await VerifyAsync(session, ns, settings, console, cancellationToken).ConfigureAwait(false));
-            }
-            long failed = results.Sum(r => r.Failed);
-            var report = new VerifyReport("verify", results, failed, failed > 0 ? 1 : 0);
-            console.Write(report, ToTable);
-            return report.ExitCode;
+            return await DoczBackends.Choose(settings).VerifyAsync(settings, console, cancellationToken).ConfigureAwait(false);
         }));
         return command;
-    }
-
-    public static async Task<VerifyResult> VerifyAsync(LiveSession session, LiveNamespace ns, LiveSettings settings, LiveOutput console,
-        CancellationToken cancellationToken)
-    {
-        StoredDocumentCodec codec = await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false);
-        var collection = session.Collection(ns);
-        long total = await collection.EstimatedDocumentCountAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
-        return await console.ProgressAsync($"verify {ns}", total, async progress =>
-        {
-            long documents = 0, compressed = 0, plain = 0, failed = 0;
-            var failures = new List<RewriteFailure>();
-            await foreach (var batch in DocumentScan.BatchesAsync(collection, null, null, settings.BatchSize, cancellationToken).ConfigureAwait(false))
-            {
-                foreach (ScannedDocument document in batch)
-                {
-                    documents++;
-                    string? problem = await CheckAsync(codec, document, cancellationToken).ConfigureAwait(false);
-                    if (problem is null)
-                    {
-                        if (StoredDocumentCodec.Classify(document.Bytes) == StoredKind.Plain) plain++;
-                        else compressed++;
-                        continue;
-                    }
-                    failed++;
-                    if (failures.Count < settings.MaxFailures) failures.Add(new RewriteFailure(Shell.Of(document.Id), problem));
-                }
-                progress(batch.Count);
-            }
-            return new VerifyResult(ns.Name, documents, compressed, plain, failed, failures);
-        }).ConfigureAwait(false);
-    }
-
-    /// <summary>Null when the document reads back whole; else why not.</summary>
-    private static async Task<string?> CheckAsync(StoredDocumentCodec codec, ScannedDocument document, CancellationToken cancellationToken)
-    {
-        try
-        {
-            switch (StoredDocumentCodec.Classify(document.Bytes))
-            {
-                case StoredKind.Plain:
-                    return null;
-                default:
-                    await codec.EnsureDictionaryAsync(document.Bytes, cancellationToken).ConfigureAwait(false);
-                    LiveChecks.WellFormed(codec.Decode(document.Bytes));
-                    return null;
-            }
-        }
-        catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
-        {
-            return ex.Message;
-        }
     }
 
     public static string ToTable(VerifyReport report)

@@ -1,4 +1,6 @@
 using Compression.Testing.Mongo;
+using Compression.MongoDB;
+using Compression.Tool.Backends.MongoDB;
 using Compression.Tool.Live;
 using MongoDB.Bson;
 using MongoDB.Bson.Serialization;
@@ -24,8 +26,8 @@ public sealed class ConcurrentWriterTests(MongoFixture fixture) : IClassFixture<
         Assert.True(train.Exit == 0, train.Error + train.Output);
 
         var settings = new LiveSettings { ConfigPath = config, BatchSize = 50 };
-        await using LiveSession session = LiveSession.Open(settings);
-        LiveNamespace live = Assert.Single(session.Namespaces);
+        await using MongoSession session = MongoSession.Open(settings);
+        MongoNamespace live = Assert.Single(session.Namespaces);
         StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
         var raw = db.Database.GetCollection<RawBsonDocument>("movies");
         var movies = db.Database.GetCollection<BsonDocument>("movies");
@@ -80,8 +82,8 @@ public sealed class ConcurrentWriterTests(MongoFixture fixture) : IClassFixture<
         await movies.InsertOneAsync(dotted);
         string config = Docz.WriteConfig(Directory.CreateTempSubdirectory("cfg-").FullName, fixture.Server.ConnectionString, ns);
         var settings = new LiveSettings { ConfigPath = config, BatchSize = 50 };
-        await using LiveSession session = LiveSession.Open(settings);
-        LiveNamespace live = Assert.Single(session.Namespaces);
+        await using MongoSession session = MongoSession.Open(settings);
+        MongoNamespace live = Assert.Single(session.Namespaces);
         StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
         ObjectId added = originals.Keys.Order().First();
 

@@ -1,4 +1,6 @@
 using System.Text.Json;
+using Compression.MongoDB;
+using Compression.Tool.Backends.MongoDB;
 using Compression.Tool.Live;
 using MongoDB.Bson;
 using Xunit;
@@ -43,11 +45,11 @@ internal static class RewriteInterruption
     public static async Task AtSecondBatchAsync(string config, RewriteMode mode, BsonDocument? filter = null)
     {
         var settings = new LiveSettings { ConfigPath = config, BatchSize = 5 };
-        await using LiveSession session = LiveSession.Open(settings);
-        LiveNamespace live = Assert.Single(session.Namespaces);
+        await using MongoSession session = MongoSession.Open(settings);
+        MongoNamespace live = Assert.Single(session.Namespaces);
         StoredDocumentCodec codec = await session.OpenAsync(live, CancellationToken.None);
         int batches = 0;
-        var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = mode, Filter = filter }, settings)
+        var rewriter = new CollectionRewriter(session, live, codec, new RewriteOptions { Mode = mode }, settings, filter)
         {
             BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
         };

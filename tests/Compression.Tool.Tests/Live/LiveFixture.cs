@@ -1,4 +1,4 @@
-using Compression.Tool.Live;
+using Compression.Tool.Backends.MongoDB;
 using Compression.Testing.Mongo;
 using MongoDB.Bson;
 using MongoDB.Bson.IO;

@@ -1,5 +1,7 @@
 using Compression.Dictionaries;
 using Compression.Testing.Mongo;
+using Compression.MongoDB;
+using Compression.Tool.Backends.MongoDB;
 using Compression.Tool.Live;
 using MongoDB.Bson;
 using MongoDB.Bson.Serialization;
@@ -305,7 +307,7 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         Assert.True(migrate.Exit == 0, migrate.Error + migrate.Output);
         var big = new BsonDocument { { "_id", ObjectId.GenerateNewId() }, { "title", "Everything" }, { "plot", new string('a', 17_000_000) } };
         var settings = new LiveSettings { ConfigPath = config };
-        await using (LiveSession session = LiveSession.Open(settings))
+        await using (MongoSession session = MongoSession.Open(settings))
         {
             StoredDocumentCodec codec = await session.OpenAsync(Assert.Single(session.Namespaces), CancellationToken.None);
             using var compressed = new RawBsonDocument(codec.Compress(big.ToBson()));
@@ -389,8 +391,8 @@ public sealed class RewriteFaultTests(MongoFixture fixture) : IClassFixture<Mong
         static DictionaryRecord Dictionary(uint id) => new() { Id = id, Namespace = "db.c", Version = (int)id, Content = new byte[8], ContentHash = 1 };
         var recompress = new RewriteOptions { Mode = RewriteMode.Recompress };
         Assert.NotEqual(recompress.ParametersFor(Dictionary(5)), recompress.ParametersFor(Dictionary(6)));
-        var olderThan = recompress with { Filter = new BsonDocument("_id", new BsonDocument("$lt", ObjectId.GenerateNewId(new DateTime(2030, 1, 1, 0, 0, 0, DateTimeKind.Utc)))) };
-        Assert.NotEqual(recompress.ParametersFor(Dictionary(5)), olderThan.ParametersFor(Dictionary(5)));
+        string? olderThan = CollectionRewriter.FilterParameter(new BsonDocument("_id", new BsonDocument("$lt", ObjectId.GenerateNewId(new DateTime(2030, 1, 1, 0, 0, 0, DateTimeKind.Utc)))));
+        Assert.NotEqual(recompress.ParametersFor(Dictionary(5)), recompress.ParametersFor(Dictionary(5), olderThan));
         Assert.NotEqual(recompress.ParametersFor(Dictionary(5)), (recompress with { Level = 9 }).ParametersFor(Dictionary(5)));
         var migrate = new RewriteOptions { Mode = RewriteMode.Compress };
         Assert.Equal(migrate.ParametersFor(Dictionary(5)), migrate.ParametersFor(Dictionary(6)));

@@ -1,29 +1,13 @@
 using System.Reflection;
 using System.Runtime.Loader;
+using Compression.Tool.Backends.MongoDB;
+using Compression.Tool.Live;
 using Microsoft.Extensions.Configuration;
 
-namespace Compression.Tool.Live;
+namespace Compression.Tool.Backends;
 
 /// <summary>
-/// The live commands on another database than MongoDB, implemented in a plugin assembly: the Couchbase one is
-/// <c>Compression.Tool.Couchbase</c> (outside Compression.sln, because CouchbaseNetClient does not restore everywhere).
-/// Each method runs one command to the end, writes its report through the <see cref="LiveOutput"/> it is given and returns its exit code.
-/// </summary>
-internal interface ILiveBackend
-{
-    Task<int> TrainAsync(LiveSettings settings, FileInfo? from, int maxDocuments, LiveOutput console, CancellationToken cancellationToken);
-
-    /// <summary><c>migrate</c>, <c>migrate --decompress</c> and <c>recompress</c> (<see cref="RewriteOptions.Mode"/>).</summary>
-    Task<int> RewriteAsync(string command, LiveSettings settings, RewriteOptions options, bool train, DateTimeOffset? olderThan, LiveOutput console,
-        CancellationToken cancellationToken);
-
-    Task<int> VerifyAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken);
-
-    Task<int> StatsAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken);
-}
-
-/// <summary>
-/// Finds the backend for a command line: null for MongoDB (the built-in commands), the Couchbase plugin for a
+/// Finds the backend for a command line: null for MongoDB (built in: <see cref="MongoBackend"/>), the Couchbase plugin for a
 /// <c>couchbase://</c> or <c>couchbases://</c> connection string. The plugin is <c>Compression.Tool.Couchbase.dll</c>
 /// beside docz (or the file <c>DOCZ_COUCHBASE_PLUGIN</c> names), loaded with its own dependencies (the SDK) in a load
 /// context of its own; whatever docz itself ships (Compression.Core, Microsoft.Extensions.*) is shared with docz.
@@ -38,7 +22,7 @@ internal static class CouchbasePlugin
     public const string ConnectionKey = "Couchbase:ConnectionString";
 
     private static readonly Lock Gate = new();
-    private static ILiveBackend? _loaded;
+    private static IDoczBackend? _loaded;
 
     public static bool IsCouchbase(string? connection) =>
         connection is not null && (connection.StartsWith("couchbase://", StringComparison.OrdinalIgnoreCase)
@@ -47,23 +31,32 @@ internal static class CouchbasePlugin
     /// <summary>The connection string the command will use: <c>--connection</c>, else MongoDB's keys, else Couchbase's.</summary>
     public static string? Connection(LiveSettings settings, IConfiguration configuration) =>
         settings.Connection
-        ?? configuration[LiveSession.ConnectionKey]
+        ?? configuration[MongoSession.ConnectionKey]
         ?? configuration.GetConnectionString("MongoDB")
         ?? configuration[ConnectionKey]
         ?? configuration.GetConnectionString("Couchbase");
 
+    /// <summary>
+    /// What the command says of an exception of the Couchbase SDK (from the plugin: the server could not be reached,
+    /// refused, timed out...), or null when it is not one (<see cref="DoczBackends.Failure"/>).
+    /// </summary>
+    public static string? Failure(Exception exception) =>
+        exception.GetType().FullName?.StartsWith("Couchbase.", StringComparison.Ordinal) == true
+            ? $"Couchbase: {exception.GetType().Name}: {LiveRunner.FirstLine(exception.Message)}"
+            : null;
+
     /// <summary>The Couchbase backend when the command line is for Couchbase; null for MongoDB.</summary>
     /// <exception cref="UsageException">It is for Couchbase and the plugin is missing or cannot be loaded; the message names what is missing.</exception>
-    public static ILiveBackend? Find(LiveSettings settings)
+    public static IDoczBackend? Find(LiveSettings settings)
     {
-        if (!IsCouchbase(Connection(settings, LiveSession.ReadConfiguration(settings.ConfigPath)))) return null;
+        if (!IsCouchbase(Connection(settings, LiveConfiguration.Read(settings.ConfigPath)))) return null;
         lock (Gate)
         {
             return _loaded ??= Load();
         }
     }
 
-    private static ILiveBackend Load()
+    private static IDoczBackend Load()
     {
         string path = Path.GetFullPath(Environment.GetEnvironmentVariable(PathVariable) is { Length: > 0 } set
             ? set
@@ -78,9 +71,9 @@ internal static class CouchbasePlugin
         {
             var context = new PluginLoadContext(path);
             Assembly assembly = context.LoadFromAssemblyName(new AssemblyName(AssemblyName));
-            Type type = assembly.GetTypes().FirstOrDefault(t => typeof(ILiveBackend).IsAssignableFrom(t) && t is { IsAbstract: false, IsInterface: false })
-                ?? throw new UsageException($"{path} holds no docz backend (no type implements {nameof(ILiveBackend)}); it is not docz's Couchbase plugin or not of this version.");
-            return (ILiveBackend)Activator.CreateInstance(type)!;
+            Type type = assembly.GetTypes().FirstOrDefault(t => typeof(IDoczBackend).IsAssignableFrom(t) && t is { IsAbstract: false, IsInterface: false })
+                ?? throw new UsageException($"{path} holds no docz backend (no type implements {nameof(IDoczBackend)}); it is not docz's Couchbase plugin or not of this version.");
+            return (IDoczBackend)Activator.CreateInstance(type)!;
         }
         catch (Exception ex) when (ex is FileNotFoundException or FileLoadException or BadImageFormatException or ReflectionTypeLoadException or TypeLoadException)
         {

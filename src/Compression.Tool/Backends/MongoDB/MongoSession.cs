@@ -1,19 +1,20 @@
 using Compression.Dictionaries;
 using Compression.MongoDB;
+using Compression.Tool.Live;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
 using MongoDB.Bson;
 using MongoDB.Driver;
 
-namespace Compression.Tool.Live;
+namespace Compression.Tool.Backends.MongoDB;
 
 /// <summary>
 /// What every live command works on: one <see cref="MongoClient"/>, and per database an engine built the way the
 /// application builds its own (<c>AddDocumentCompression(configuration).AddMongoDB(database, ...)</c>), so namespaces
 /// have the application's settings and dictionaries come from the same <see cref="MongoDictionaryStore"/>.
 /// </summary>
-internal sealed class LiveSession : IAsyncDisposable
+internal sealed class MongoSession : IAsyncDisposable
 {
     /// <summary>The configuration key of the connection string when <c>--connection</c> is not given (as in the samples).</summary>
     public const string ConnectionKey = "MongoDB:ConnectionString";
@@ -23,7 +24,7 @@ internal sealed class LiveSession : IAsyncDisposable
     private readonly IConfiguration _configuration;
     private readonly Action<string, CompressionEngineOptions>? _override;
 
-    private LiveSession(MongoClient client, IConfiguration configuration, IReadOnlyList<LiveNamespace> namespaces,
+    private MongoSession(MongoClient client, IConfiguration configuration, IReadOnlyList<MongoNamespace> namespaces,
         Action<string, CompressionEngineOptions>? @override)
     {
         _client = client;
@@ -32,7 +33,7 @@ internal sealed class LiveSession : IAsyncDisposable
         _override = @override;
     }
 
-    public IReadOnlyList<LiveNamespace> Namespaces { get; }
+    public IReadOnlyList<MongoNamespace> Namespaces { get; }
 
     /// <summary>
     /// Reads the configuration, finds the connection string and the namespaces, and checks the compression settings by
@@ -41,9 +42,9 @@ internal sealed class LiveSession : IAsyncDisposable
     /// <param name="settings">The command line's connection, configuration file and namespaces.</param>
     /// <param name="override">Changes a namespace's settings for this run (e.g. <c>--level</c>), after the configuration.</param>
     /// <exception cref="UsageException">Something the user gave is missing or wrong; the message says what.</exception>
-    public static LiveSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override = null)
+    public static MongoSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override = null)
     {
-        IConfiguration configuration = ReadConfiguration(settings.ConfigPath);
+        IConfiguration configuration = LiveConfiguration.Read(settings.ConfigPath);
         string connection = settings.Connection
             ?? configuration[ConnectionKey]
             ?? configuration.GetConnectionString("MongoDB")
@@ -58,8 +59,8 @@ internal sealed class LiveSession : IAsyncDisposable
             throw new UsageException(
                 "No namespace: give --namespace database.collection, or --config with 'Compression:Namespaces' keyed database.collection.");
         }
-        var namespaces = new List<LiveNamespace>();
-        foreach (string name in names.Distinct(StringComparer.Ordinal)) namespaces.Add(LiveNamespace.Parse(name));
+        var namespaces = new List<MongoNamespace>();
+        foreach (string name in names.Distinct(StringComparer.Ordinal)) namespaces.Add(MongoNamespace.Parse(name));
 
         MongoClient client;
         try
@@ -71,7 +72,7 @@ internal sealed class LiveSession : IAsyncDisposable
             throw new UsageException($"The MongoDB connection string is not valid: {ex.Message}");
         }
 
-        var session = new LiveSession(client, configuration, namespaces, @override);
+        var session = new MongoSession(client, configuration, namespaces, @override);
         try
         {
             foreach (string database in namespaces.Select(n => n.Database).Distinct(StringComparer.Ordinal)) session.Provider(database);
@@ -86,18 +87,18 @@ internal sealed class LiveSession : IAsyncDisposable
 
     public IMongoDatabase Database(string name) => _client.GetDatabase(name);
 
-    public IMongoCollection<RawBsonDocument> Collection(LiveNamespace ns) =>
+    public IMongoCollection<RawBsonDocument> Collection(MongoNamespace ns) =>
         Database(ns.Database).GetCollection<RawBsonDocument>(ns.Collection).WithWriteConcern(WriteConcern.WMajority);
 
     /// <summary>The engine of a namespace's database.</summary>
-    public CompressionEngine Engine(LiveNamespace ns) => Provider(ns.Database).GetRequiredService<CompressionEngine>();
+    public CompressionEngine Engine(MongoNamespace ns) => Provider(ns.Database).GetRequiredService<CompressionEngine>();
 
     /// <summary>
     /// The namespace's handle with its current dictionary loaded (store failures are thrown, not logged). The tool's engine
     /// never trains on its own: what it compresses uses the dictionary published when the command starts; <c>train</c>
     /// publishes new ones, explicitly.
     /// </summary>
-    public async Task<StoredDocumentCodec> OpenAsync(LiveNamespace ns, CancellationToken cancellationToken)
+    public async Task<StoredDocumentCodec> OpenAsync(MongoNamespace ns, CancellationToken cancellationToken)
     {
         CompressionNamespace handle = Engine(ns).GetNamespace(ns.Name);
         handle.State.LastTrainingTimestamp = TimeProvider.System.GetTimestamp(); // with MinTrainingInterval at its maximum
@@ -119,7 +120,7 @@ internal sealed class LiveSession : IAsyncDisposable
             .AddMongoDB(_client.GetDatabase(database), _ => { })
             .Configure(options =>
             {
-                foreach (LiveNamespace ns in Namespaces.Where(n => n.Database == database))
+                foreach (MongoNamespace ns in Namespaces.Where(n => n.Database == database))
                 {
                     if (!options.Namespaces.TryGetValue(ns.Name, out NamespaceOptions? settings))
                         options.Namespaces[ns.Name] = settings = options.Defaults.Clone();
@@ -140,64 +141,23 @@ internal sealed class LiveSession : IAsyncDisposable
         _providers[database] = provider;
         return provider;
     }
-
-    internal static IConfiguration ReadConfiguration(string? path)
-    {
-        var builder = new ConfigurationBuilder();
-        if (path is not null)
-        {
-            string full = Path.GetFullPath(path);
-            if (Directory.Exists(full)) throw new UsageException($"--config {full} is a directory; give the appsettings.json file.");
-            if (!File.Exists(full)) throw new UsageException($"--config {full}: file not found.");
-            builder.AddJsonFile(full, optional: false, reloadOnChange: false);
-        }
-        try
-        {
-            return builder.Build();
-        }
-        catch (Exception ex) when (ex is InvalidDataException or FormatException or IOException)
-        {
-            throw new UsageException($"--config {path}: {ex.Message}{(ex.InnerException is { } inner ? $" ({inner.Message})" : "")}");
-        }
-    }
 }
 
 /// <summary>A collection named as in the configuration: <c>database.collection</c> (the first dot separates them).</summary>
-internal sealed record LiveNamespace(string Name, string Database, string Collection)
+internal sealed record MongoNamespace(string Name, string Database, string Collection)
 {
-    public static LiveNamespace Parse(string name)
+    public static MongoNamespace Parse(string name)
     {
         int dot = name.IndexOf('.', StringComparison.Ordinal);
         if (dot <= 0 || dot == name.Length - 1)
             throw new UsageException($"'{name}' is not a MongoDB namespace: expected database.collection.");
         if (!NamespaceName.IsValid(name, out string? problem))
             throw new UsageException($"'{name}' is not a namespace name: {problem}");
-        return new LiveNamespace(name, name[..dot], name[(dot + 1)..]);
+        return new MongoNamespace(name, name[..dot], name[(dot + 1)..]);
     }
 
     public override string ToString() => Name;
 }
-
-/// <summary>The options every live command shares.</summary>
-internal sealed record LiveSettings
-{
-    public string? Connection { get; init; }
-
-    public string? ConfigPath { get; init; }
-
-    public IReadOnlyList<string> Namespaces { get; init; } = [];
-
-    public bool Json { get; init; }
-
-    public int BatchSize { get; init; } = 1000;
-
-    public int MaxFailures { get; init; } = 10;
-
-    public bool Progress { get; init; }
-}
-
-/// <summary>Bad usage: a missing or wrong option, setting or file. Exit code 2, and the message alone (no stack trace).</summary>
-internal sealed class UsageException(string message) : Exception(message);
 
 /// <summary>Shell-style rendering of an <c>_id</c> (or any value) for messages: <c>ObjectId("...")</c>, <c>42</c>, <c>"a"</c>.</summary>
 internal static class Shell

@@ -5,7 +5,7 @@ using MongoDB.Bson.Serialization;
 using MongoDB.Bson.Serialization.Serializers;
 using MongoDB.Driver;
 
-namespace Compression.Tool.Live;
+namespace Compression.Tool.Backends.MongoDB;
 
 /// <summary>One document as stored: its <c>_id</c> and its exact bytes.</summary>
 internal sealed record ScannedDocument(BsonValue Id, byte[] Bytes);

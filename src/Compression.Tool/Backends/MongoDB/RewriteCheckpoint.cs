@@ -1,7 +1,8 @@
+using Compression.Tool.Live;
 using MongoDB.Bson;
 using MongoDB.Driver;
 
-namespace Compression.Tool.Live;
+namespace Compression.Tool.Backends.MongoDB;
 
 /// <summary>
 /// Where a rewrite of a collection (<c>migrate</c>, <c>migrate --decompress</c>, <c>recompress</c>) stands, kept in the
@@ -45,7 +46,7 @@ internal sealed class RewriteCheckpoint
     /// made with the same <paramref name="parameters"/> (and <paramref name="restart"/> is false), else a fresh one.
     /// </summary>
     /// <exception cref="InvalidDataException">The stored checkpoint is damaged; the message names it.</exception>
-    public static async Task<RewriteCheckpoint> LoadAsync(IMongoDatabase database, LiveNamespace ns, string mode, string parameters, bool restart,
+    public static async Task<RewriteCheckpoint> LoadAsync(IMongoDatabase database, MongoNamespace ns, string mode, string parameters, bool restart,
         CancellationToken cancellationToken)
     {
         IMongoCollection<BsonDocument> collection = database.GetCollection<BsonDocument>(CollectionName).WithWriteConcern(WriteConcern.WMajority);
@@ -90,7 +91,7 @@ internal sealed class RewriteCheckpoint
     }
 
     /// <summary>Writes the checkpoint (call it only once the batch it follows has been acknowledged).</summary>
-    public Task SaveAsync(LiveNamespace ns, string mode, string parameters, bool done, CancellationToken cancellationToken)
+    public Task SaveAsync(MongoNamespace ns, string mode, string parameters, bool done, CancellationToken cancellationToken)
     {
         var document = new BsonDocument
         {
@@ -118,6 +119,3 @@ internal sealed class RewriteCheckpoint
         return value >= 0 ? value : throw new ArgumentException($"'{name}' is negative ({value})");
     }
 }
-
-/// <summary>A document that could not be handled: its <c>_id</c> (shell syntax) and why.</summary>
-internal sealed record RewriteFailure(string Id, string Error);

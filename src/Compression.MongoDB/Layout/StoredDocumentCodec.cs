@@ -2,16 +2,29 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 using Compression.Dictionaries;
-using Compression.MongoDB;
 
-namespace Compression.Tool.Live;
+namespace Compression.MongoDB;
+
+/// <summary>What a stored document is, by its <c>_z</c> element.</summary>
+internal enum StoredKind
+{
+    /// <summary>
+    /// No <c>_z</c>, or a <c>_z</c> that is not BinData 0x80 or 0x81 (the application's own field): a plain document
+    /// (written before compression, or while it was off).
+    /// </summary>
+    Plain,
+
+    /// <summary><c>_z</c> is <c>BinData(0x81, envelope)</c> or <c>BinData(0x80, envelope)</c>.</summary>
+    Compressed,
+}
 
 /// <summary>
-/// A whole document as raw BSON, to and from the form <see cref="CompressedDocumentSerializer{T}"/> stores:
-/// <c>{ _id, &lt;clear fields&gt;, _z: BinData(0x81, envelope) }</c> (envelope formats v2 and v3: the compressed elements without
-/// their document's length and terminator) or <c>BinData(0x80, envelope)</c> (format v1: a whole BSON document), with the
-/// envelope made and read by the namespace's engine. Both are read; the namespace's <see cref="CompressionNamespace.Format"/>
-/// says which is written, as in the serializer. The tool has no CLR type for the documents, so it works on their bytes, with the adapter's own walker.
+/// A whole document as raw BSON, to and from the form <see cref="CompressedDocumentSerializer{T}"/> stores
+/// (<see cref="StoredLayout"/>), with the envelope made and read by the namespace's engine. Both subtypes are read; the
+/// namespace's <see cref="CompressionNamespace.Format"/> says which is written, as in the serializer. docz has no CLR type
+/// for the documents, so it works on their bytes with this codec; the clear elements are <c>_id</c>, the discriminator
+/// the driver's conventions give documents without a CLR type (<c>_t</c>, as the serializer keeps it for polymorphic
+/// types) and the namespace's configured clear fields.
 /// </summary>
 /// <remarks>
 /// The serializer reads a stored document as its clear elements, then the decompressed ones, a clear element winning over a
@@ -25,24 +38,23 @@ namespace Compression.Tool.Live;
 /// </remarks>
 internal sealed class StoredDocumentCodec
 {
-    private const byte BinaryType = 0x05;
-    private const byte DocumentSubtype = 0x80;
-    private const byte ElementsSubtype = 0x81;
-    private static ReadOnlySpan<byte> CompressedName => "_z"u8;
+    private const byte BinaryType = StoredLayout.BinaryType;
+    private const byte DocumentSubtype = StoredLayout.DocumentSubtype;
+    private const byte ElementsSubtype = StoredLayout.ElementsSubtype;
+    private static ReadOnlySpan<byte> CompressedName => StoredLayout.CompressedNameUtf8;
 
     private readonly byte[][] _clearNames;
 
     public StoredDocumentCodec(CompressionNamespace @namespace)
     {
         Namespace = @namespace;
-        // _t as CompressedDocumentSerializer keeps it: the discriminator the driver filters OfType<TDerived>() on.
-        _clearNames = [.. new[] { "_id", "_t" }.Concat(@namespace.ClearFields).Distinct(StringComparer.Ordinal).Select(Encoding.UTF8.GetBytes)];
+        _clearNames = [.. StoredLayout.ClearNames(StoredLayout.DiscriminatorName(typeof(object)), @namespace.ClearFields).Select(Encoding.UTF8.GetBytes)];
     }
 
     public CompressionNamespace Namespace { get; }
 
     /// <summary>Whether a top-level field of this name is stored in the clear (<c>_id</c>, <c>_t</c> and the configured clear fields).</summary>
-    public bool IsClear(string name) => IsClear(System.Text.Encoding.UTF8.GetBytes(name));
+    public bool IsClear(string name) => IsClear(Encoding.UTF8.GetBytes(name));
 
     /// <summary>What a stored document is.</summary>
     public static StoredKind Classify(ReadOnlySpan<byte> stored)
@@ -51,10 +63,9 @@ internal sealed class StoredDocumentCodec
         while (elements.TryNext(out RawBsonElement element))
         {
             if (!element.Name(stored).SequenceEqual(CompressedName)) continue;
-            ReadOnlySpan<byte> value = element.Value(stored);
             // A _z this library never writes (not BinData 0x80 or 0x81) is the application's own field: the serializer reads
             // such a document as plain, and so does the tool.
-            return element.Type == BinaryType && value[4] is DocumentSubtype or ElementsSubtype ? StoredKind.Compressed : StoredKind.Plain;
+            return StoredLayout.IsEnvelope(element, stored) ? StoredKind.Compressed : StoredKind.Plain;
         }
         return StoredKind.Plain;
     }
@@ -80,7 +91,7 @@ internal sealed class StoredDocumentCodec
     }
 
     /// <summary>Whether new documents are written as subtype 0x81, the elements alone (envelope formats v2 and v3), as the serializer does.</summary>
-    private bool ElementsOnly => Namespace.Format != EnvelopeFormat.V1;
+    private bool ElementsOnly => StoredLayout.ElementsOnly(Namespace.Format);
 
     /// <summary>The part of a plain document that is compressed (what the engine samples and trains on).</summary>
     public byte[] CompressedPart(ReadOnlySpan<byte> plain)
@@ -112,7 +123,7 @@ internal sealed class StoredDocumentCodec
         stored[at++] = 0;
         BinaryPrimitives.WriteInt32LittleEndian(stored.AsSpan(at), envelope.Length);
         at += 4;
-        stored[at++] = elementsOnly ? ElementsSubtype : DocumentSubtype;
+        stored[at++] = StoredLayout.Subtype(elementsOnly);
         envelope.CopyTo(stored.AsSpan(at));
         at += envelope.Length;
         stored[at] = 0;

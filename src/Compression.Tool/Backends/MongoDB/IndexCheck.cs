@@ -1,7 +1,9 @@
+using Compression.MongoDB;
+using Compression.Tool.Live;
 using MongoDB.Bson;
 using MongoDB.Driver;
 
-namespace Compression.Tool.Live;
+namespace Compression.Tool.Backends.MongoDB;
 
 /// <summary>
 /// Before <c>migrate</c> compresses a collection: an index on a field that is not stored in the clear would no longer see
@@ -11,7 +13,7 @@ namespace Compression.Tool.Live;
 /// </summary>
 internal static class IndexCheck
 {
-    public static async Task EnsureClearAsync(IMongoCollection<RawBsonDocument> collection, LiveNamespace ns, StoredDocumentCodec codec,
+    public static async Task EnsureClearAsync(IMongoCollection<RawBsonDocument> collection, MongoNamespace ns, StoredDocumentCodec codec,
         CancellationToken cancellationToken)
     {
         using IAsyncCursor<BsonDocument> cursor = await collection.Indexes.ListAsync(cancellationToken).ConfigureAwait(false);

@@ -1,61 +1,10 @@
 using Compression.Dictionaries;
+using Compression.MongoDB;
+using Compression.Tool.Live;
 using MongoDB.Bson;
 using MongoDB.Driver;
 
-namespace Compression.Tool.Live;
-
-/// <summary>What a rewrite does to each document.</summary>
-internal enum RewriteMode
-{
-    /// <summary><c>migrate</c>: plain documents are compressed; compressed ones are left alone.</summary>
-    Compress,
-
-    /// <summary><c>migrate --decompress</c>: compressed documents are written back plain, byte for byte as they were.</summary>
-    Decompress,
-
-    /// <summary><c>recompress</c>: compressed documents are compressed again with the current dictionary (and level) when that makes them smaller.</summary>
-    Recompress,
-}
-
-/// <summary>Settings of one rewrite.</summary>
-internal sealed record RewriteOptions
-{
-    public required RewriteMode Mode { get; init; }
-
-    /// <summary>The level given on the command line (<c>recompress --level</c>): every compressed document is a candidate, not only those with an older dictionary.</summary>
-    public int? Level { get; init; }
-
-    /// <summary>Only documents whose <c>_id</c> matches this too (<c>recompress --older-than</c>).</summary>
-    public BsonDocument? Filter { get; init; }
-
-    /// <summary>Ignore an unfinished checkpoint and start over.</summary>
-    public bool Restart { get; init; }
-
-    /// <summary>
-    /// What a checkpoint must have been made with to be resumed: the level, the <c>_id</c> filter (a run over part of the
-    /// collection leaves a checkpoint among its <c>_id</c>s only, which says nothing of the others), and for
-    /// <c>recompress</c> the dictionary it writes with (documents before the checkpoint were rewritten with that one).
-    /// </summary>
-    public string ParametersFor(DictionaryRecord? current)
-    {
-        var parts = new List<string>(3);
-        if (Level is int level) parts.Add($"level={level}");
-        if (Filter is not null) parts.Add($"filter={Filter.ToJson(new global::MongoDB.Bson.IO.JsonWriterSettings { OutputMode = global::MongoDB.Bson.IO.JsonOutputMode.CanonicalExtendedJson })}");
-        if (Mode == RewriteMode.Recompress && current is not null) parts.Add($"dictionary={current.Id}");
-        return string.Join(',', parts);
-    }
-
-    public string ModeName => Mode switch
-    {
-        RewriteMode.Compress => "compress",
-        RewriteMode.Decompress => "decompress",
-        _ => "recompress",
-    };
-}
-
-/// <summary>The outcome of a rewrite of one namespace (this run and, when it resumed, the runs before it).</summary>
-internal sealed record RewriteResult(string Namespace, string Mode, bool Resumed, int Runs, long Scanned, long Written, long Skipped,
-    long Unchanged, long Failed, IReadOnlyList<RewriteFailure> Failures, uint? DictionaryId, int? DictionaryVersion);
+namespace Compression.Tool.Backends.MongoDB;
 
 /// <summary>
 /// Rewrites a collection in place, in <c>_id</c> order and in batches, resumable from a <see cref="RewriteCheckpoint"/>.
@@ -63,12 +12,18 @@ internal sealed record RewriteResult(string Namespace, string Mode, bool Resumed
 /// was read (<see cref="DocumentScan.AsRead"/>), so a document already rewritten, or changed by someone else since, is never
 /// rewritten from a stale copy; the checkpoint is written only after the batch's writes are acknowledged; on a restart
 /// the documents after the checkpoint that are already in their final form are counted as skipped, not rewritten.
+/// With a filter, only documents whose <c>_id</c> matches it too are rewritten (<c>recompress --older-than</c>).
 /// </summary>
-internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, StoredDocumentCodec codec, RewriteOptions options, LiveSettings settings)
+internal sealed class CollectionRewriter(MongoSession session, MongoNamespace ns, StoredDocumentCodec codec, RewriteOptions options, LiveSettings settings,
+    BsonDocument? filter = null)
 {
     private const int Attempts = 3;
 
     private readonly IMongoCollection<RawBsonDocument> _collection = session.Collection(ns);
+
+    /// <summary>The <c>_id</c> filter as the checkpoint's parameters name it (<see cref="RewriteOptions.ParametersFor"/>): canonical extended JSON.</summary>
+    internal static string? FilterParameter(BsonDocument? filter) =>
+        filter?.ToJson(new global::MongoDB.Bson.IO.JsonWriterSettings { OutputMode = global::MongoDB.Bson.IO.JsonOutputMode.CanonicalExtendedJson });
 
     /// <summary>Called after each batch with the number of documents it held.</summary>
     public Action<long>? Progress { get; init; }
@@ -79,11 +34,11 @@ internal sealed class CollectionRewriter(LiveSession session, LiveNamespace ns, 
     public async Task<RewriteResult> RunAsync(CancellationToken cancellationToken)
     {
         DictionaryRecord? current = codec.Namespace.CurrentDictionary;
-        string parameters = options.ParametersFor(current);
+        string parameters = options.ParametersFor(current, FilterParameter(filter));
         RewriteCheckpoint checkpoint = await RewriteCheckpoint.LoadAsync(session.Database(ns.Database), ns, options.ModeName, parameters,
             options.Restart, cancellationToken).ConfigureAwait(false);
         long scanned = 0;
-        await foreach (IReadOnlyList<ScannedDocument> batch in DocumentScan.BatchesAsync(_collection, checkpoint.After, options.Filter,
+        await foreach (IReadOnlyList<ScannedDocument> batch in DocumentScan.BatchesAsync(_collection, checkpoint.After, filter,
             settings.BatchSize, cancellationToken).ConfigureAwait(false))
         {
             var pending = new List<(ScannedDocument Read, byte[] Replacement)>(batch.Count);

@@ -1,0 +1,32 @@
+using Compression.Tool.Live;
+
+namespace Compression.Tool.Backends;
+
+/// <summary>
+/// A database docz's live commands run on: the commands parse and check their options, choose the backend
+/// (<see cref="DoczBackends.Choose"/>) and hand it the run; the backend opens its session, reads and rewrites the documents
+/// in its own stored layout (scan, compare-and-swap replace, checkpoint) and writes the command's report through the
+/// <see cref="LiveOutput"/> it is given, with the command's own table (<c>TrainCommand.ToTable</c>, ...). MongoDB is built in
+/// (<c>Backends/MongoDB/</c>); Couchbase is a plugin, <c>Compression.Tool.Couchbase</c>, outside Compression.sln because
+/// CouchbaseNetClient does not restore everywhere (<c>Backends/Couchbase/CouchbasePlugin.cs</c> loads it).
+/// Each method runs one command to the end and returns its exit code (docs/docz.md); bad usage is a <see cref="UsageException"/>.
+/// </summary>
+internal interface IDoczBackend
+{
+    /// <summary><c>train</c>: samples each namespace (or the JSON Lines file <paramref name="from"/>, one namespace only) and trains.</summary>
+    Task<int> TrainAsync(LiveSettings settings, FileInfo? from, int maxDocuments, LiveOutput console, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// <c>migrate</c>, <c>migrate --decompress</c> and <c>recompress</c> (<see cref="RewriteOptions.Mode"/>); <paramref name="train"/>:
+    /// train a first dictionary before compressing; <paramref name="olderThan"/>: <c>recompress --older-than</c>, for a
+    /// backend whose keys carry their time (others refuse it as bad usage).
+    /// </summary>
+    Task<int> RewriteAsync(string command, LiveSettings settings, RewriteOptions options, bool train, DateTimeOffset? olderThan, LiveOutput console,
+        CancellationToken cancellationToken);
+
+    /// <summary><c>verify</c>.</summary>
+    Task<int> VerifyAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken);
+
+    /// <summary><c>stats</c>.</summary>
+    Task<int> StatsAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken);
+}
