@@ -10,7 +10,7 @@ namespace Compression.Tool.Backends;
 /// Finds the backend for a command line: null for MongoDB (built in: <see cref="MongoBackend"/>), the Couchbase plugin for a
 /// <c>couchbase://</c> or <c>couchbases://</c> connection string. The plugin is <c>Compression.Tool.Couchbase.dll</c>
 /// beside docz (or the file <c>DOCZ_COUCHBASE_PLUGIN</c> names), loaded with its own dependencies (the SDK) in a load
-/// context of its own; whatever docz itself ships (Compression.Core, Microsoft.Extensions.*) is shared with docz.
+/// context of its own; whatever docz itself ships (Compression.Core, Compression.Extensions, Microsoft.Extensions.*) is shared with docz.
 /// </summary>
 internal static class CouchbasePlugin
 {
