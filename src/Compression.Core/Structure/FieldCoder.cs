@@ -268,8 +268,7 @@ internal sealed class FieldCoder
             Span<byte> key = stackalloc byte[FieldModel.MaxKeyLength];
             Span<long> numbers = stackalloc long[FieldModel.MaxSlots];
             // With the source's latest string (or the part of it the field copies) in the text (its first occurrence), a
-            // template that copies it; else, or
-            // when the model has no such template, one of digit runs alone.
+            // template that copies it; else, or when the model has no such template, one of digit runs alone.
             if (TryLastString(f.SourceSlot, out ReadOnlySpan<byte> copy) && FieldModel.TryCopyPart(copy, f.CopyDelimiter, f.CopySkip, out copy)
                 && copy.Length >= FieldModel.MinCopyLength)
             {

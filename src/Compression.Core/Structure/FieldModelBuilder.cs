@@ -224,10 +224,12 @@ internal sealed class FieldModelBuilder
             yield break;
         }
         if (text.AsSpan().IndexOf(source.AsSpan(source.Length - FieldModel.MinCopyLength)) < 0) yield break;
+        var seen = new bool[128]; // an iterator holds no span across its yields
         for (int at = source.Length - 1; at >= 0; at--)
         {
             byte d = source[at];
-            if (!FieldModel.IsCopyDelimiter(d) || source.AsSpan(at + 1).IndexOf(d) >= 0) continue; // not its last occurrence
+            if (!FieldModel.IsCopyDelimiter(d) || seen[d]) continue; // not a delimiter, or not its last occurrence
+            seen[d] = true;
             for (int skip = 0; skip <= MaxSkipTried; skip++)
             {
                 int start = at + 1 + skip;
