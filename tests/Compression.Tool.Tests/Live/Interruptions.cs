@@ -14,8 +14,13 @@ internal static class KilledRuns
     /// Starts the child again and again, each run armed to be killed at a random counted command from 1 to
     /// <paramref name="maxKillAt"/> (before the request reaches the server, or after its reply was lost), until a run
     /// ends before its kill; that run must exit 0. Returns its first namespace's summary; every kill's place is added to
-    /// <paramref name="kills"/>.
+    /// <paramref name="kills"/>. A child that runs past <see cref="RunGuard"/> is a hang (a defect); the whole series is
+    /// bounded by its run count and by <paramref name="cancellationToken"/>, never by the machine's speed: under load the
+    /// series takes longer, it does not fail.
     /// </summary>
+    /// <summary>How long one child run may take before it counts as hung: minutes, where a run takes seconds.</summary>
+    public static readonly TimeSpan RunGuard = TimeSpan.FromMinutes(5);
+
     public static async Task<JsonElement> RunUntilDoneAsync(KillSwitchProxy proxy, List<string> kills, Random random, int maxKillAt,
         CancellationToken cancellationToken, params string[] args)
     {
@@ -24,7 +29,18 @@ internal static class KilledRuns
             Assert.True(run <= 300, $"docz {args[0]} did not finish in 300 runs ({kills.Count} kills)");
             using ChildDocz child = ChildDocz.Start(args);
             proxy.Arm(random.Next(1, maxKillAt + 1), random.Next(2) == 0, child.Kill);
-            var (exit, output, error) = await child.WaitAsync(cancellationToken);
+            using var runGuard = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+            runGuard.CancelAfter(RunGuard);
+            int exit;
+            string output, error;
+            try
+            {
+                (exit, output, error) = await child.WaitAsync(runGuard.Token);
+            }
+            catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+            {
+                throw new Xunit.Sdk.XunitException($"run {run}: docz {args[0]} ran past {RunGuard.TotalMinutes} minutes: a hang ({kills.Count} kills before it)");
+            }
             string? killedAt = proxy.KilledAt;
             proxy.Arm(0, false, null);
             proxy.DropAll();
