@@ -4,6 +4,7 @@ using System.Diagnostics.CodeAnalysis;
 using System.Runtime.InteropServices;
 using System.Text;
 using Compression.Dictionaries;
+using Compression.MongoDB.Configuration;
 using MongoDB.Bson;
 using MongoDB.Bson.IO;
 using MongoDB.Bson.Serialization;
@@ -45,7 +46,7 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     public CompressedDocumentSerializer(CompressionNamespace @namespace, CompressedDocumentOptions? options = null)
     {
         ArgumentNullException.ThrowIfNull(@namespace);
-        options ??= new CompressedDocumentOptions { ClearFields = [.. @namespace.ClearFields] };
+        options ??= new CompressedDocumentOptions { ClearFields = [.. MongoNamespaceSettings.ClearFieldsOf(@namespace)] };
         _namespace = @namespace;
         Namespace = @namespace.Name;
         Compress = options.Compress;

@@ -10,6 +10,9 @@ namespace Compression.Extensions.Tests;
 /// <summary>appsettings.json through the real host builder; every bad value fails the start naming its key.</summary>
 public sealed class ConfigurationTests : IDisposable
 {
+    // An adapter's per-namespace setting, declared as the MongoDB adapter declares its own (the example file has one).
+    private const string AdapterSetting = "ClearFields";
+
     private readonly string _directory = Directory.CreateTempSubdirectory("config-").FullName;
 
     public void Dispose() => Directory.Delete(_directory, recursive: true);
@@ -18,7 +21,8 @@ public sealed class ConfigurationTests : IDisposable
     {
         HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
         configure(builder.Configuration);
-        builder.Services.AddDocumentCompression(builder.Configuration).UseFileStore(Path.Combine(_directory, "dictionaries"));
+        builder.Services.AddDocumentCompression(builder.Configuration).UseFileStore(Path.Combine(_directory, "dictionaries"))
+            .AddNamespaceSetting(AdapterSetting);
         return builder.Build();
     }
 
@@ -34,7 +38,7 @@ public sealed class ConfigurationTests : IDisposable
 
         NamespaceOptions orders = options.Namespaces["shop.orders"];
         Assert.Equal(6, orders.Level);
-        Assert.Equal(["CustomerId", "Status"], orders.ClearFields);
+        Assert.Equal(["CustomerId", "Status"], orders.AdapterSettings[AdapterSetting]);
         Assert.Equal(CompressionCodec.Zstd, orders.Codec);                 // from Defaults
         Assert.Equal(32768, orders.Dictionary.DictionarySize);            // from Defaults
         Assert.Equal(CompressionCodec.Brotli, options.Namespaces["shop.audit"].Codec);
@@ -44,7 +48,8 @@ public sealed class ConfigurationTests : IDisposable
 
         CompressionNamespace audit = engine.GetNamespace("shop.audit");
         Assert.Equal(CompressionCodec.Brotli, audit.Codec);
-        Assert.Equal(["CustomerId", "Status"], engine.GetNamespace("shop.orders").ClearFields);
+        Assert.Equal(["CustomerId", "Status"], engine.GetNamespace("shop.orders").AdapterSettings[AdapterSetting]);
+        Assert.Empty(audit.AdapterSettings);
         byte[] document = """{"id":1,"note":"the same words, the same words, the same words"}"""u8.ToArray();
         byte[] envelope = audit.Compress(document);
         Assert.True(DocumentEnvelope.TryReadHeader(envelope, out var header));
@@ -65,7 +70,8 @@ public sealed class ConfigurationTests : IDisposable
         { "Compression:Defaults:Levle", "3", "Compression:Defaults:Levle: unknown setting; allowed: Codec, Level, LargeDocumentLevel, Checksum" },
         { "Compression:Defaults:Dictionary:HoldoutFraction", "0.9", "Compression:Defaults:Dictionary:HoldoutFraction: 0.9 is out of range; allowed: 0.05 to 0.5." },
         { "Compression:Namespaces:a.b:Dictionary:MinTrainingInterval", "soon", "Compression:Namespaces:a.b:Dictionary:MinTrainingInterval: 'soon' is not valid; allowed: a duration" },
-        { "Compression:Namespaces:a.b:ClearFields:0", "user.name", "Compression:Namespaces:a.b:ClearFields: 'user.name' is not a clear field" },
+        // Adapters' settings stand where they always stood in the list of allowed keys; one not declared is unknown.
+        { "Compression:Namespaces:a.b:Fields:0", "x", "Compression:Namespaces:a.b:Fields: unknown setting; allowed: Codec, Level, LargeDocumentLevel, Checksum, RequireChecksum, Format, MinimumSize, MaxUncompressedLength, ClearFields, Dictionary." },
         { "Compression:PollInterval", "00:00:00", "Compression:PollInterval: 00:00:00 is out of range; allowed: more than 00:00:00" },
         { "Compression:MaxCachedDictionaries", "0", "Compression:MaxCachedDictionaries: 0 is out of range; allowed: 1 to 100000." },
         { "Compression:Pollinterval", "", "" }, // case-insensitive, empty: no error expected from this key (checked below)
@@ -88,8 +94,9 @@ public sealed class ConfigurationTests : IDisposable
 
     public static TheoryData<string, string> BadShapes() => new()
     {
-        // Each was accepted without a word until 2026-11-27: a string ClearFields bound as an empty list (the field was
-        // compressed, filters on it failed at query time, docz migrate moved it into _z); the others were dropped.
+        // Each was accepted without a word until 2026-11-27: a string where an adapter's list was expected bound as an
+        // empty list (MongoDB's ClearFields: the field was compressed, filters on it failed at query time); the others
+        // were dropped.
         { """{ "Compression": { "Namespaces": { "shop.orders": { "ClearFields": "CustomerId" } } } }""",
           """Compression:Namespaces:shop.orders:ClearFields: 'CustomerId' is a value; allowed: a list of names, e.g. [ "CustomerId" ].""" },
         { """{ "Compression": { "Namespaces": "shop.orders" } }""",
@@ -115,7 +122,7 @@ public sealed class ConfigurationTests : IDisposable
     {
         using IHost host = Build(c => c.AddJsonStream(new MemoryStream("""{ "Compression": { "Namespaces": { "a.b": { "ClearFields": [ ] } }, "Defaults": { } } }"""u8.ToArray())));
         await host.StartAsync();
-        Assert.Empty(host.Services.GetRequiredService<IOptions<CompressionEngineOptions>>().Value.Namespaces["a.b"].ClearFields);
+        Assert.Empty(host.Services.GetRequiredService<IOptions<CompressionEngineOptions>>().Value.Namespaces["a.b"].AdapterSettings[AdapterSetting]);
         await host.StopAsync();
     }
 
@@ -135,6 +142,14 @@ public sealed class ConfigurationTests : IDisposable
         Assert.Contains(ex.Failures, f => f.StartsWith("Compression:Defaults:Level:", StringComparison.Ordinal));
         Assert.Contains(ex.Failures, f => f.StartsWith("Compression:Namespaces:x.y:Codec:", StringComparison.Ordinal));
         Assert.Contains(ex.Failures, f => f.StartsWith("Compression:StoreAttempts:", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void AddNamespaceSetting_WithTheNameOfACoreSetting_IsRefused()
+    {
+        DocumentCompressionBuilder builder = new ServiceCollection().AddDocumentCompression();
+        var ex = Assert.Throws<ArgumentException>(() => builder.AddNamespaceSetting("level"));
+        Assert.Contains("'level' is a setting of every namespace", ex.Message, StringComparison.Ordinal);
     }
 
     [Fact]

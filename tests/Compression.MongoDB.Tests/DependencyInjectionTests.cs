@@ -93,7 +93,7 @@ public sealed class DependencyInjectionTests(MongoFixture fixture) : IClassFixtu
         var engine = host.Services.GetRequiredService<CompressionEngine>();
         var store = Assert.IsType<MongoDictionaryStore>(engine.Store);
         Assert.Equal($"MongoDB collection {db.Name}._compression.dictionaries", store.Location);
-        Assert.Equal(["CustomerId", "Status"], engine.GetNamespace($"{db.Name}.orders").ClearFields);
+        Assert.Equal(["CustomerId", "Status"], engine.GetNamespace($"{db.Name}.orders").AdapterSettings["ClearFields"]);
         Assert.Equal(CompressionCodec.Brotli, engine.GetNamespace($"{db.Name}.customers").Codec); // Defaults: no entry of its own
 
         var orders = host.Services.GetRequiredService<IMongoCollection<DiOrder>>();

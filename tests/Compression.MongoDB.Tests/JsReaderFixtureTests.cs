@@ -171,7 +171,7 @@ public sealed class JsReaderFixtureTests(MongoFixture fixture) : IClassFixture<M
         Action<NamespaceOptions> configure, Func<Random, int, byte[]> next, bool train, string tag)
     {
         CompressionEngineOptions options = CompressionEngineOptionsBuilder.TrainOnceAt(300); // once, on the samples below
-        options.Defaults.ClearFields = ["Kind"];
+        options.Defaults.AdapterSettings["ClearFields"] = ["Kind"];
         options.Defaults.Dictionary.AdoptionThreshold = 1.0;
         configure(options.Defaults);
         await using var engine = new CompressionEngine(store, options, timeProvider: new Microsoft.Extensions.Time.Testing.FakeTimeProvider());

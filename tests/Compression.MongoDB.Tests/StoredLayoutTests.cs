@@ -26,7 +26,7 @@ public sealed class StoredLayoutTests
     {
         var options = new CompressionEngineOptions();
         options.Defaults.Format = format;
-        options.Defaults.ClearFields = ["Title"];
+        options.Defaults.AdapterSettings["ClearFields"] = ["Title"];
         await using var engine = new CompressionEngine(new InMemoryDictionaryStore(), options);
         CompressionNamespace ns = engine.GetNamespace("shop.movies");
         var serializer = new CompressedDocumentSerializer<Movie>(ns);

@@ -24,7 +24,9 @@ public sealed class CompressionNamespace
     {
         _engine = engine;
         _state = state;
-        ClearFields = [.. state.Settings.ClearFields];
+        var adapterSettings = new Dictionary<string, IReadOnlyList<string>>(StringComparer.OrdinalIgnoreCase);
+        foreach ((string name, IList<string> values) in state.Settings.AdapterSettings) adapterSettings[name] = [.. values ?? []];
+        AdapterSettings = adapterSettings;
     }
 
     /// <summary>The namespace's name.</summary>
@@ -36,8 +38,8 @@ public sealed class CompressionNamespace
     /// <summary>The envelope format new documents are written in (every format is read). Adapters may tie their own layout to it.</summary>
     public EnvelopeFormat Format => _state.Compressor.Format;
 
-    /// <summary>The top-level fields the namespace's settings keep uncompressed, for adapters whose documents have fields.</summary>
-    public IReadOnlyList<string> ClearFields { get; }
+    /// <summary>The adapters' settings of the namespace, by name (see <see cref="NamespaceOptions.AdapterSettings"/>): a copy taken when the handle was made.</summary>
+    public IReadOnlyDictionary<string, IReadOnlyList<string>> AdapterSettings { get; }
 
     /// <summary>The dictionary new documents are compressed with, or <see langword="null"/> while there is none.</summary>
     public DictionaryRecord? CurrentDictionary => State.Current?.Record;

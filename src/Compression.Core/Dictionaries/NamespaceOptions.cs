@@ -44,11 +44,12 @@ public sealed class NamespaceOptions
     public int MaxUncompressedLength { get; set; } = DocumentCompressorOptions.DefaultMaxUncompressedLength;
 
     /// <summary>
-    /// Top-level fields kept uncompressed beside the compressed body, so that the database can filter, sort and index
-    /// on them. Used by adapters whose documents have fields (MongoDB); ignored by the others.
+    /// Per-namespace settings of database adapters, by name: each a list of names. In configuration, a name an adapter
+    /// declares (<c>DocumentCompressionBuilder.AddNamespaceSetting</c>) is a key of the namespace's section beside the
+    /// others. Core copies them and reads none of them: the adapter that declared a name reads and validates it.
     /// </summary>
-    /// <value>Defaults to none.</value>
-    public IList<string> ClearFields { get; set; } = [];
+    /// <value>Defaults to none. Names are case-insensitive.</value>
+    public IDictionary<string, IList<string>> AdapterSettings { get; set; } = new Dictionary<string, IList<string>>(StringComparer.OrdinalIgnoreCase);
 
     /// <summary>Dictionary sampling, training and adoption.</summary>
     public DictionaryOptions Dictionary { get; set; } = new();
@@ -64,9 +65,17 @@ public sealed class NamespaceOptions
         Format = Format,
         MinimumSize = MinimumSize,
         MaxUncompressedLength = MaxUncompressedLength,
-        ClearFields = [.. ClearFields ?? []],
+        AdapterSettings = CloneAdapterSettings(AdapterSettings),
         Dictionary = (Dictionary ?? new()).Clone(),
     };
+
+    private static Dictionary<string, IList<string>> CloneAdapterSettings(IDictionary<string, IList<string>>? settings)
+    {
+        var copy = new Dictionary<string, IList<string>>(StringComparer.OrdinalIgnoreCase);
+        if (settings is null) return copy;
+        foreach ((string name, IList<string> values) in settings) copy[name] = values is null ? null! : [.. values];
+        return copy;
+    }
 
     internal DocumentCompressorOptions ToCompressorOptions() => new()
     {
@@ -86,15 +95,7 @@ public sealed class NamespaceOptions
     internal List<string> Validate(string prefix)
     {
         var errors = new List<string>(ToCompressorOptions().Validate(prefix));
-        if (ClearFields is null) errors.Add($"{prefix}:{nameof(ClearFields)}: null; allowed: a list of top-level field names.");
-        else
-        {
-            foreach (string? field in ClearFields)
-            {
-                if (string.IsNullOrEmpty(field) || field.Contains('.', StringComparison.Ordinal) || field.StartsWith('$') || field == "_z")
-                    errors.Add($"{prefix}:{nameof(ClearFields)}: '{field}' is not a clear field; allowed: top-level field names, not empty, without '.', not starting with '$', not '_z'.");
-            }
-        }
+        if (AdapterSettings is null) errors.Add($"{prefix}:{nameof(AdapterSettings)}: null; allowed: a section of adapter settings.");
         if (Dictionary is null) errors.Add($"{prefix}:{nameof(Dictionary)}: null; allowed: a section of dictionary settings.");
         else errors.AddRange(Dictionary.Validate($"{prefix}:{nameof(Dictionary)}"));
         return errors;

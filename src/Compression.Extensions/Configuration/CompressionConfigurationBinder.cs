@@ -9,11 +9,20 @@ namespace Compression.Configuration;
 /// Binds the <c>Compression</c> section onto <see cref="CompressionEngineOptions"/>, collecting one message per bad key
 /// instead of throwing at the first: unknown keys, values that do not parse, with the key's full path and the allowed
 /// values. A namespace's section starts from <see cref="CompressionEngineOptions.Defaults"/>. Ranges are checked
-/// afterwards by <see cref="CompressionEngineOptions.Validate"/>.
+/// afterwards by <see cref="CompressionEngineOptions.Validate"/>. The names adapters declared (the last argument of
+/// <see cref="Bind"/>) are keys of a namespace's section like the others, bound as lists of names into
+/// <see cref="NamespaceOptions.AdapterSettings"/>; the adapter checks their values.
 /// </summary>
-internal static class CompressionConfigurationBinder
+internal sealed class CompressionConfigurationBinder
 {
-    public static void Bind(IConfigurationSection section, CompressionEngineOptions options, List<string> errors)
+    private readonly IReadOnlyList<string> _adapterSettings;
+
+    private CompressionConfigurationBinder(IReadOnlyList<string> adapterSettings) => _adapterSettings = adapterSettings;
+
+    public static void Bind(IConfigurationSection section, CompressionEngineOptions options, List<string> errors, IEnumerable<string>? adapterSettings = null) =>
+        new CompressionConfigurationBinder([.. (adapterSettings ?? []).Distinct(StringComparer.OrdinalIgnoreCase)]).BindRoot(section, options, errors);
+
+    private void BindRoot(IConfigurationSection section, CompressionEngineOptions options, List<string> errors)
     {
         if (IsValue(section))
         {
@@ -48,29 +57,22 @@ internal static class CompressionConfigurationBinder
     /// <summary>A key given a plain value where a section is expected (JSON <c>"Namespaces": "shop.orders"</c>); an empty value is an empty section.</summary>
     private static bool IsValue(IConfigurationSection section) => section.Value is { Length: > 0 } && !section.GetChildren().Any();
 
-    private static void BindObject(IConfigurationSection section, object target, List<string> errors)
+    private void BindObject(IConfigurationSection section, object target, List<string> errors)
     {
         if (IsValue(section))
         {
-            errors.Add($"{section.Path}: '{section.Value}' is a value; allowed: a section of settings ({string.Join(", ", Settable(target.GetType()).Select(p => p.Name))}).");
+            errors.Add($"{section.Path}: '{section.Value}' is a value; allowed: a section of settings ({string.Join(", ", Names(target.GetType()))}).");
             return;
         }
         foreach (var child in section.GetChildren()) BindProperty(child, target, errors);
     }
 
-    private static void BindProperty(IConfigurationSection child, object target, List<string> errors)
+    private void BindProperty(IConfigurationSection child, object target, List<string> errors)
     {
-        PropertyInfo? property = Settable(target.GetType()).FirstOrDefault(p => Is(p.Name, child.Key));
-        if (property is null)
+        if (target is NamespaceOptions settings && _adapterSettings.FirstOrDefault(n => Is(n, child.Key)) is { } adapterSetting)
         {
-            errors.Add($"{child.Path}: unknown setting; allowed: {string.Join(", ", Settable(target.GetType()).Select(p => p.Name))}.");
-            return;
-        }
-        Type type = property.PropertyType;
-        if (type == typeof(IList<string>))
-        {
-            // A single string (JSON "ClearFields": "CustomerId") is not a list of one: refused, or the field would be
-            // compressed without a word and every filter on it would fail at query time.
+            // A single string (JSON "Fields": "CustomerId") is not a list of one: refused, or the adapter would take it for
+            // an empty list without a word.
             if (IsValue(child))
             {
                 errors.Add($"{child.Path}: '{child.Value}' is a value; allowed: a list of names, e.g. [ \"{child.Value}\" ].");
@@ -82,9 +84,16 @@ internal static class CompressionConfigurationBinder
                 if (item.GetChildren().Any()) errors.Add($"{item.Path}: a section; allowed: a name.");
                 else items.Add(item.Value ?? "");
             }
-            property.SetValue(target, items);
+            settings.AdapterSettings[adapterSetting] = items;
             return;
         }
+        PropertyInfo? property = Settable(target.GetType()).FirstOrDefault(p => Is(p.Name, child.Key));
+        if (property is null)
+        {
+            errors.Add($"{child.Path}: unknown setting; allowed: {string.Join(", ", Names(target.GetType()))}.");
+            return;
+        }
+        Type type = property.PropertyType;
         if (type == typeof(DictionaryOptions))
         {
             BindObject(child, property.GetValue(target)!, errors);
@@ -141,7 +150,13 @@ internal static class CompressionConfigurationBinder
     }
 
     private static IEnumerable<PropertyInfo> Settable(Type type) =>
-        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(p => p.CanWrite && p.SetMethod!.IsPublic && p.Name != nameof(CompressionEngineOptions.Namespaces));
+        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(p => p.CanWrite && p.SetMethod!.IsPublic
+            && p.Name != nameof(CompressionEngineOptions.Namespaces) && p.Name != nameof(NamespaceOptions.AdapterSettings));
+
+    /// <summary>The keys a section of <paramref name="type"/> takes, in order: a namespace's adapter settings stand where <see cref="NamespaceOptions.AdapterSettings"/> is declared.</summary>
+    private IEnumerable<string> Names(Type type) =>
+        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(p => p.CanWrite && p.SetMethod!.IsPublic && p.Name != nameof(CompressionEngineOptions.Namespaces))
+            .SelectMany(p => type == typeof(NamespaceOptions) && p.Name == nameof(NamespaceOptions.AdapterSettings) ? _adapterSettings : [p.Name]);
 
     private static bool Is(string a, string b) => string.Equals(a, b, StringComparison.OrdinalIgnoreCase);
 }

@@ -28,6 +28,23 @@ public sealed class DocumentCompressionBuilder
         return this;
     }
 
+    /// <summary>
+    /// Declares a per-namespace setting of a database adapter: a list of names under <paramref name="name"/> in each
+    /// namespace's section of configuration (and in <c>Defaults</c>), bound into <see cref="NamespaceOptions.AdapterSettings"/>
+    /// with the same checks of shape as the other keys. The adapter validates the values (an
+    /// <see cref="Options.IValidateOptions{TOptions}"/> of <see cref="CompressionEngineOptions"/>) and reads them from
+    /// <see cref="CompressionNamespace.AdapterSettings"/>.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty, or a setting of Core.</exception>
+    public DocumentCompressionBuilder AddNamespaceSetting(string name)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        if (typeof(NamespaceOptions).GetProperty(name, System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.IgnoreCase) is not null)
+            throw new ArgumentException($"'{name}' is a setting of every namespace; an adapter's setting needs a name of its own.", nameof(name));
+        Services.AddSingleton(new AdapterSettingName(name));
+        return this;
+    }
+
     /// <summary>Changes the options after configuration is bound (before they are validated).</summary>
     public DocumentCompressionBuilder Configure(Action<CompressionEngineOptions> configure)
     {
@@ -36,3 +53,6 @@ public sealed class DocumentCompressionBuilder
         return this;
     }
 }
+
+/// <summary>A per-namespace setting an adapter declared (<see cref="DocumentCompressionBuilder.AddNamespaceSetting"/>).</summary>
+internal sealed record AdapterSettingName(string Name);

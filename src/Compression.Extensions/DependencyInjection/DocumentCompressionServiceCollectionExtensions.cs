@@ -25,7 +25,8 @@ public static class DocumentCompressionServiceCollectionExtensions
         ArgumentNullException.ThrowIfNull(configuration);
         DocumentCompressionBuilder builder = services.AddDocumentCompression();
         IConfigurationSection section = configuration.GetSection(CompressionEngineOptions.SectionName);
-        services.AddSingleton<IConfigureOptions<CompressionEngineOptions>>(new ConfigureFromSection(section));
+        services.AddSingleton<IConfigureOptions<CompressionEngineOptions>>(sp =>
+            new ConfigureFromSection(section, [.. sp.GetServices<AdapterSettingName>().Select(s => s.Name)]));
         return builder;
     }
 
@@ -57,8 +58,8 @@ public static class DocumentCompressionServiceCollectionExtensions
         return new DocumentCompressionBuilder(services);
     }
 
-    private sealed class ConfigureFromSection(IConfigurationSection section) : IConfigureOptions<CompressionEngineOptions>
+    private sealed class ConfigureFromSection(IConfigurationSection section, IReadOnlyList<string> adapterSettings) : IConfigureOptions<CompressionEngineOptions>
     {
-        public void Configure(CompressionEngineOptions options) => CompressionConfigurationBinder.Bind(section, options, options.BindingErrors);
+        public void Configure(CompressionEngineOptions options) => CompressionConfigurationBinder.Bind(section, options, options.BindingErrors, adapterSettings);
     }
 }

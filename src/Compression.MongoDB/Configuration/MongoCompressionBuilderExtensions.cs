@@ -54,6 +54,10 @@ public static class MongoCompressionBuilderExtensions
         var mappings = new MongoCompressionMappings();
         map(mappings);
 
+        // ClearFields is the adapter's own key of a namespace's section: declared here, checked at start-up with the rest.
+        builder.AddNamespaceSetting(MongoNamespaceSettings.ClearFields);
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<CompressionEngineOptions>, MongoNamespaceSettingsValidator>());
+
         services.AddSingleton(sp => new MongoSerializerRegistration(database(sp), mappings.Mappings,
             sp.GetRequiredService<IOptions<CompressionEngineOptions>>().Value));
         builder.UseStore(sp => new Compression.MongoDB.MongoDictionaryStore(sp.GetRequiredService<MongoSerializerRegistration>().Database,

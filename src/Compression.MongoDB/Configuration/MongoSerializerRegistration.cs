@@ -36,7 +36,7 @@ internal sealed class MongoSerializerRegistration(IMongoDatabase database, IRead
                 {
                     string ns = NamespaceOf(mapping);
                     CompressionNamespace handle = engine.GetNamespace(ns);
-                    var serializerOptions = new CompressedDocumentOptions { ClearFields = [.. handle.ClearFields], Compress = mapping.Compress };
+                    var serializerOptions = new CompressedDocumentOptions { ClearFields = [.. MongoNamespaceSettings.ClearFieldsOf(handle)], Compress = mapping.Compress };
                     try
                     {
                         mapping.Register(handle, serializerOptions);
@@ -65,12 +65,13 @@ internal sealed class MongoSerializerRegistration(IMongoDatabase database, IRead
     {
         string ns = NamespaceOf(mapping);
         NamespaceOptions settings = options.Namespaces.TryGetValue(ns, out var specific) ? specific : options.Defaults;
-        if (settings.ClearFields.Count == 0) return;
+        IList<string> clearFields = MongoNamespaceSettings.ClearFieldsOf(settings);
+        if (clearFields.Count == 0) return;
         BsonClassMap classMap = BsonClassMap.LookupClassMap(mapping.Type);
-        foreach (string field in settings.ClearFields)
+        foreach (string field in clearFields)
         {
             if (classMap.AllMemberMaps.Any(m => m.MemberName == field || m.ElementName == field)) continue;
-            problems.Add($"{Key(ns)}:ClearFields: '{field}' is not a mapped member of {mapping.Type.Name} (collection '{mapping.Collection}'); " +
+            problems.Add($"{Key(ns)}:{MongoNamespaceSettings.ClearFields}: '{field}' is not a mapped member of {mapping.Type.Name} (collection '{mapping.Collection}'); " +
                 $"mapped members: {string.Join(", ", classMap.AllMemberMaps.Select(m => m.MemberName))}.");
         }
     }

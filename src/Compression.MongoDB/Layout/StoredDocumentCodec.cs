@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Buffers.Binary;
 using System.Text;
 using Compression.Dictionaries;
+using Compression.MongoDB.Configuration;
 
 namespace Compression.MongoDB;
 
@@ -48,7 +49,7 @@ internal sealed class StoredDocumentCodec
     public StoredDocumentCodec(CompressionNamespace @namespace)
     {
         Namespace = @namespace;
-        _clearNames = [.. StoredLayout.ClearNames(StoredLayout.DiscriminatorName(typeof(object)), @namespace.ClearFields).Select(Encoding.UTF8.GetBytes)];
+        _clearNames = [.. StoredLayout.ClearNames(StoredLayout.DiscriminatorName(typeof(object)), MongoNamespaceSettings.ClearFieldsOf(@namespace)).Select(Encoding.UTF8.GetBytes)];
     }
 
     public CompressionNamespace Namespace { get; }

@@ -43,7 +43,7 @@ public sealed class CrudFixture : IAsyncLifetime
             s_registered = this;
             CompressionNamespace ns = Engine.GetNamespace(Namespace);
             CompressedDocumentSerializer.Register<Film<CrudTag>>(ns);
-            CompressedDocumentSerializer.Register<Film<CrudOffTag>>(ns, new CompressedDocumentOptions { ClearFields = [.. ns.ClearFields], Compress = false });
+            CompressedDocumentSerializer.Register<Film<CrudOffTag>>(ns, new CompressedDocumentOptions { ClearFields = [.. ns.AdapterSettings["ClearFields"]], Compress = false });
         }
     }
 

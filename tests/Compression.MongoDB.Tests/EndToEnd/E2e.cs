@@ -50,7 +50,7 @@ internal static class E2e
     public static CompressionEngineOptions FastOptions()
     {
         var options = Compression.Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast();
-        options.Defaults.ClearFields = [.. ClearFields];
+        options.Defaults.AdapterSettings["ClearFields"] = [.. ClearFields];
         return options;
     }
 
