@@ -56,7 +56,8 @@ internal static class KeyValueRecordFormat
 
         public void WriteInteger(DictionaryRecordField field, long value) => Line(field, 'i', value.ToString(CultureInfo.InvariantCulture));
 
-        public void WriteText(DictionaryRecordField field, string value) => Line(field, 's', value.ReplaceLineEndings(" "));
+        public void WriteText(DictionaryRecordField field, string value) =>
+            Line(field, 's', value.Contains('\n', StringComparison.Ordinal) ? throw new ArgumentException($"'{Name(field)}' cannot hold a line break in this format.", nameof(value)) : value);
 
         public void WriteBytes(DictionaryRecordField field, ReadOnlyMemory<byte> value) => Line(field, 'b', Convert.ToBase64String(value.Span));
 
