@@ -28,6 +28,10 @@ public static class CouchbaseDocumentCompressionBuilderExtensions
         if (configure is not null) services.Configure(configure);
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<CouchbaseCompressionOptions>, CouchbaseCompressionOptionsValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<CompressionEngineOptions>, CouchbaseNamespacesValidator>());
+        // MongoDB's ClearFields, accepted and ignored here (a Couchbase document's body is stored whole), as before the key
+        // became the MongoDB adapter's own: a configuration shared by both, or copied from docs/appsettings.example.json,
+        // keeps starting.
+        builder.AddNamespaceSetting("ClearFields");
         builder.UseStore(sp =>
         {
             CouchbaseCompressionOptions options = sp.GetRequiredService<IOptions<CouchbaseCompressionOptions>>().Value;

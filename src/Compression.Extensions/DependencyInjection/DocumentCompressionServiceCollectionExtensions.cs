@@ -26,7 +26,7 @@ public static class DocumentCompressionServiceCollectionExtensions
         DocumentCompressionBuilder builder = services.AddDocumentCompression();
         IConfigurationSection section = configuration.GetSection(CompressionEngineOptions.SectionName);
         services.AddSingleton<IConfigureOptions<CompressionEngineOptions>>(sp =>
-            new ConfigureFromSection(section, [.. sp.GetServices<AdapterSettingName>().Select(s => s.Name)]));
+            new ConfigureFromSection(section, [.. sp.GetServices<AdapterSettingName>().Select(s => s.Name).Distinct(StringComparer.OrdinalIgnoreCase)]));
         return builder;
     }
 

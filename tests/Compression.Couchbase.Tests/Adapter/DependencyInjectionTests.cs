@@ -56,6 +56,28 @@ public sealed class DependencyInjectionTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task MongoDBs_ClearFields_in_a_shared_configuration_is_accepted_and_ignored()
+    {
+        // ClearFields is the MongoDB adapter's key; a configuration that also serves a MongoDB application (or is copied
+        // from docs/appsettings.example.json) keeps starting with Couchbase alone, and the body is still stored whole.
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { Log = new TestLog(output).Write });
+        using IHost host = Build(server, new()
+        {
+            ["Compression:Defaults:ClearFields:0"] = "CustomerId",
+            ["Compression:Namespaces:default._default._default:ClearFields:0"] = "Status",
+        });
+        await host.StartAsync();
+
+        ICouchbaseCollection collection = await host.Services.GetRequiredService<CompressedCollectionProvider>().GetCollectionAsync("default");
+        await collection.UpsertAsync("cf::1", new { customerId = "c-1", status = "open", note = new string('x', 200) });
+        using IGetResult read = await collection.GetAsync("cf::1");
+        Assert.Equal("open", read.ContentAs<Dictionary<string, object>>()!["status"].ToString());
+        Assert.True(server.TryGetDocument("cf::1", out KvDocument? stored));
+        Assert.True(DocumentEnvelope.TryReadHeader(stored.Value.Span, out _)); // one envelope: nothing kept beside it
+        await host.StopAsync();
+    }
+
+    [Fact]
     public async Task A_namespace_of_the_bucket_that_is_not_bucket_scope_collection_fails_the_start_naming_its_key()
     {
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { Log = new TestLog(output).Write });
