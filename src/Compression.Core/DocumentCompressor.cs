@@ -283,7 +283,7 @@ public sealed class DocumentCompressor
 
     /// <summary>Reads and checks the header of an envelope against this compressor's limits.</summary>
     /// <exception cref="InvalidDataException">Not an envelope, or a corrupt header.</exception>
-    public EnvelopeHeader ReadHeader(ReadOnlySpan<byte> envelope)
+    internal EnvelopeHeader ReadHeader(ReadOnlySpan<byte> envelope)
     {
         if (!DocumentEnvelope.TryReadHeader(envelope, out EnvelopeHeader header, _maxLength))
             ThrowNotAnEnvelope(envelope);

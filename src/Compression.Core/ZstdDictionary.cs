@@ -11,7 +11,7 @@ namespace Compression;
 public sealed class ZstdDictionary
 {
     /// <summary>The first four bytes of every dictionary zstd trains (little-endian 0xEC30A437).</summary>
-    public const uint DictionaryMagic = 0xEC30A437;
+    internal const uint DictionaryMagic = 0xEC30A437;
 
     /// <summary>The smallest dictionary accepted (zstd's own training minimum).</summary>
     public const int MinimumSize = 256;

@@ -40,7 +40,7 @@ public static class CouchbaseCollectionCompressionExtensions
         (collection as CompressedCollection)?.Transcoder;
 
     /// <summary>The compression namespace of a collection: <c>bucket.scope.collection</c>.</summary>
-    public static string NamespaceName(ICouchbaseCollection collection)
+    internal static string NamespaceName(ICouchbaseCollection collection)
     {
         ArgumentNullException.ThrowIfNull(collection);
         IScope scope = collection.Scope;

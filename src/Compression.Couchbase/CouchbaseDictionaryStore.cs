@@ -61,7 +61,7 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
     internal string KeyPrefix => _keys.KeyPrefix;
 
     /// <summary>The collection the records are in: <c>bucket.scope.collection</c>.</summary>
-    public string CollectionName { get; }
+    internal string CollectionName { get; }
 
     /// <inheritdoc/>
     public override string Location => $"the Couchbase collection '{CollectionName}' (keys {KeyPrefix}*)";

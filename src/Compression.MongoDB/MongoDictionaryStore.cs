@@ -33,13 +33,13 @@ namespace Compression.MongoDB;
 public sealed class MongoDictionaryStore : DictionaryStore
 {
     /// <summary>The collection's name in the application's database.</summary>
-    public const string CollectionName = "_compression.dictionaries";
+    internal const string CollectionName = "_compression.dictionaries";
 
     /// <summary>What every write asks for: acknowledged by a majority of the replica set, journaled.</summary>
     private static readonly WriteConcern Durable = WriteConcern.WMajority.With(journal: true);
 
     /// <summary>The unique index on <c>{ ns: 1, v: 1 }</c> that makes publication insert-only per version.</summary>
-    public const string VersionIndexName = "ns_1_v_1";
+    internal const string VersionIndexName = "ns_1_v_1";
 
     private readonly IMongoCollection<RawBsonDocument> _collection;
     private readonly int _maxDictionaryBytes;
@@ -47,7 +47,7 @@ public sealed class MongoDictionaryStore : DictionaryStore
     private Task? _index;
 
     /// <summary>Creates the store over <paramref name="database"/> (the application's database: documents name their dictionaries, so both must live together).</summary>
-    /// <param name="database">The database; the store uses its collection <see cref="CollectionName"/>.</param>
+    /// <param name="database">The database; the store uses its collection <c>_compression.dictionaries</c>.</param>
     /// <param name="maxDictionaryBytes">The largest dictionary a document may hold; larger documents are refused before their fields are read.</param>
     public MongoDictionaryStore(IMongoDatabase database, int maxDictionaryBytes = ZstdDictionary.DefaultMaximumSize)
     {

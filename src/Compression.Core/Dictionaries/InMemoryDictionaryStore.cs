@@ -21,7 +21,7 @@ public sealed class InMemoryDictionaryStore : DictionaryStore
     public override bool CanGetSynchronously => true;
 
     /// <summary>How many versions the store holds.</summary>
-    public int Count { get { lock (_gate) return _byId.Count; } }
+    internal int Count { get { lock (_gate) return _byId.Count; } }
 
     /// <inheritdoc/>
     public override DictionaryRecord? Get(uint id)

@@ -23,10 +23,11 @@ public static class DocumentEnvelope
     /// <summary>The first byte of every envelope. It is never the first byte of UTF-8 JSON text.</summary>
     public const byte Magic = 0xC5;
 
-    /// <summary>The format version of v1 envelopes (encoded as 0). This library reads it forever.</summary>
-    public const int CurrentFormatVersion = 0;
-
-    /// <summary>The newest format version this library reads and writes: v3, encoded as 2 (<see cref="EnvelopeFormat.V3"/>).</summary>
+    /// <summary>
+    /// The newest format version this library reads: v3, encoded as 2 (<see cref="EnvelopeFormat.V3"/>); it reads every
+    /// older one too. What a writer writes is its own setting, not a constant: <see cref="DocumentCompressorOptions.Format"/>
+    /// (<see cref="DocumentCompressor.Format"/> once built), <see cref="EnvelopeFormat.V3"/> unless set.
+    /// </summary>
     public const int LatestFormatVersion = (int)EnvelopeFormat.V3;
 
     /// <summary>The v1 checksum: XxHash32, 4 bytes.</summary>
@@ -108,17 +109,8 @@ public static class DocumentEnvelope
         long most = codec.MaxDecodedLength(payloadLength);
         if (length > most) ThrowOverPayload(length, codecId, payloadLength, most);
 
-        header = new EnvelopeHeader
-        {
-            Codec = (CompressionCodec)codecId,
-            FormatVersion = version,
-            UncompressedLength = (int)length,
-            DictionaryId = dictionaryId,
-            HasChecksum = hasChecksum,
-            ChecksumLength = checksumLength,
-            HeaderLength = offset,
-            PayloadLength = payloadLength,
-        };
+        header = new EnvelopeHeader((CompressionCodec)codecId, (EnvelopeFormat)version, (int)length, dictionaryId, hasChecksum,
+            checksumLength, headerLength: offset, payloadLength);
         return true;
     }
 
