@@ -51,8 +51,7 @@ public sealed class DocumentCompressor
     /// <exception cref="ArgumentException">The options are invalid; the message lists every problem.</exception>
     public DocumentCompressor(DocumentCompressorOptions? options = null)
     {
-        options = (options ?? new DocumentCompressorOptions()).Clone();
-        options.ThrowIfInvalid();
+        options = (options ?? new DocumentCompressorOptions()).ValidCompressorCopy();
         _codec = Codecs.Codec.For(options.Codec);
         _level = options.EffectiveLevel;
         _largeLevel = options.Codec == CompressionCodec.Zstd && options.LargeDocumentLevel is int large ? Math.Max(_level, large) : _level;

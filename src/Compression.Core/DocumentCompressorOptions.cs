@@ -2,13 +2,18 @@ using Compression.Codecs;
 
 namespace Compression;
 
-/// <summary>How <see cref="DocumentCompressor"/> writes and reads envelopes.</summary>
-public sealed class DocumentCompressorOptions
+/// <summary>
+/// How documents are written as envelopes and read back: the codec, its level, the checksum, the envelope format and the
+/// readers' limits. <see cref="DocumentCompressor"/> takes them for fixed settings; a namespace's settings
+/// (<see cref="Dictionaries.NamespaceOptions"/>) are these plus dictionaries and adapter settings, so each setting is
+/// declared, documented and validated here once.
+/// </summary>
+public class DocumentCompressorOptions
 {
     /// <summary>The default limit on a declared uncompressed length: 64 MiB.</summary>
     public const int DefaultMaxUncompressedLength = 64 * 1024 * 1024;
 
-    /// <summary>The codec used for new values.</summary>
+    /// <summary>The codec used for new values. Dictionaries (of a namespace) are used with zstd only.</summary>
     /// <value>Defaults to <see cref="CompressionCodec.Zstd"/>.</value>
     public CompressionCodec Codec { get; set; } = CompressionCodec.Zstd;
 
@@ -73,6 +78,16 @@ public sealed class DocumentCompressorOptions
     public IReadOnlyList<string> Validate(string prefix = "")
     {
         var errors = new List<string>();
+        AddErrors(errors, prefix);
+        return errors;
+    }
+
+    /// <summary>Adds every problem of these options to <paramref name="errors"/>; a derived type adds its own after the base's.</summary>
+    private protected virtual void AddErrors(List<string> errors, string prefix) => AddCompressorErrors(errors, prefix);
+
+    /// <summary>Adds the problems of the settings declared here (not a derived type's): what a <see cref="DocumentCompressor"/> needs.</summary>
+    internal void AddCompressorErrors(List<string> errors, string prefix)
+    {
         string Key(string name) => prefix.Length == 0 ? name : $"{prefix}:{name}";
         if (CodecRegistry.Find(Codec) is not { IsStructured: false } codec)
         {
@@ -98,15 +113,24 @@ public sealed class DocumentCompressorOptions
             errors.Add($"{Key(nameof(RequireChecksum))}: true while {Key(nameof(Checksum))} is false: every envelope written would be refused when read; allowed: false, or true with {nameof(Checksum)} true.");
         if (MaxUncompressedLength < 1)
             errors.Add($"{Key(nameof(MaxUncompressedLength))}: {MaxUncompressedLength} is not positive; allowed: 1 to {int.MaxValue}.");
-        return errors;
     }
 
     /// <summary>Throws one <see cref="ArgumentException"/> listing every problem, when there is any.</summary>
-    public void ThrowIfInvalid(string prefix = "")
+    public void ThrowIfInvalid(string prefix = "") => Throw(Validate(prefix));
+
+    /// <summary>A copy of the settings declared here, validated: what a <see cref="DocumentCompressor"/> keeps.</summary>
+    /// <exception cref="ArgumentException">Any of them is invalid; the message lists every problem.</exception>
+    internal DocumentCompressorOptions ValidCompressorCopy()
     {
-        var errors = Validate(prefix);
-        if (errors.Count > 0) throw new ArgumentException("Invalid compression options:" + Environment.NewLine + string.Join(Environment.NewLine, errors));
+        var copy = (DocumentCompressorOptions)MemberwiseClone();
+        var errors = new List<string>();
+        copy.AddCompressorErrors(errors, "");
+        Throw(errors);
+        return copy;
     }
 
-    internal DocumentCompressorOptions Clone() => (DocumentCompressorOptions)MemberwiseClone();
+    private static void Throw(IReadOnlyList<string> errors)
+    {
+        if (errors.Count > 0) throw new ArgumentException("Invalid compression options:" + Environment.NewLine + string.Join(Environment.NewLine, errors));
+    }
 }

@@ -24,7 +24,7 @@ internal sealed class NamespaceState
     {
         Name = name;
         Settings = settings;
-        Compressor = new DocumentCompressor(settings.ToCompressorOptions()) { Pack = settings.Dictionary.PackDocuments, CodeFields = settings.Dictionary.ModelFields };
+        Compressor = new DocumentCompressor(settings) { Pack = settings.Dictionary.PackDocuments, CodeFields = settings.Dictionary.ModelFields };
         UsesDictionary = settings.UsesDictionary;
         var d = settings.Dictionary;
         Reservoir = new SampleReservoir(d.MaxSampleCount, d.MaxSampleBytes, d.MaxSampleDocumentSize, random);

@@ -150,12 +150,23 @@ internal sealed class CompressionConfigurationBinder
     }
 
     private static IEnumerable<PropertyInfo> Settable(Type type) =>
-        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(p => p.CanWrite && p.SetMethod!.IsPublic
-            && p.Name != nameof(CompressionEngineOptions.Namespaces) && p.Name != nameof(NamespaceOptions.AdapterSettings));
+        Declared(type).Where(p => p.Name != nameof(CompressionEngineOptions.Namespaces) && p.Name != nameof(NamespaceOptions.AdapterSettings));
+
+    /// <summary>The settable properties of <paramref name="type"/> in declaration order, a base type's first (<see cref="NamespaceOptions"/>' own after the compressor options it inherits).</summary>
+    private static IEnumerable<PropertyInfo> Declared(Type type) =>
+        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(p => p.CanWrite && p.SetMethod!.IsPublic)
+            .OrderBy(p => Depth(p.DeclaringType!)).ThenBy(p => p.MetadataToken);
+
+    private static int Depth(Type type)
+    {
+        int depth = 0;
+        for (Type? t = type.BaseType; t is not null; t = t.BaseType) depth++;
+        return depth;
+    }
 
     /// <summary>The keys a section of <paramref name="type"/> takes, in order: a namespace's adapter settings stand where <see cref="NamespaceOptions.AdapterSettings"/> is declared.</summary>
     private IEnumerable<string> Names(Type type) =>
-        type.GetProperties(BindingFlags.Public | BindingFlags.Instance).Where(p => p.CanWrite && p.SetMethod!.IsPublic && p.Name != nameof(CompressionEngineOptions.Namespaces))
+        Declared(type).Where(p => p.Name != nameof(CompressionEngineOptions.Namespaces))
             .SelectMany(p => type == typeof(NamespaceOptions) && p.Name == nameof(NamespaceOptions.AdapterSettings) ? _adapterSettings : [p.Name]);
 
     private static bool Is(string a, string b) => string.Equals(a, b, StringComparison.OrdinalIgnoreCase);
