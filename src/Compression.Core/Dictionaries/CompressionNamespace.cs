@@ -237,6 +237,23 @@ public sealed class CompressionNamespace
     /// </summary>
     public Task<TrainingResult> TrainAsync(CancellationToken cancellationToken = default) => _engine.Coordinator.TrainNowAsync(State, cancellationToken);
 
+    /// <summary>
+    /// Runs a training run now from <paramref name="documents"/> as well as the samples the namespace has: for a bulk
+    /// load, call it with the first batch before writing it, and the batch (and what follows) is compressed with a
+    /// dictionary instead of alone while the write path gathers samples (measured in docs/benchmarks.md, "Bulk loads").
+    /// The documents are what the adapter compresses (for MongoDB, the compressed part of each document: use the
+    /// adapter's own method), bounded as samples are (<see cref="DictionaryOptions.MaxSampleCount"/>,
+    /// <see cref="DictionaryOptions.MaxSampleBytes"/>, <see cref="DictionaryOptions.MaxSampleDocumentSize"/>: a uniform
+    /// sample of them when they are more); they are not kept. The result is adopted and published by the usual rule
+    /// (better than the current dictionary on held-out documents), and counts as seen for the next retraining.
+    /// </summary>
+    /// <returns>The outcome; <see cref="TrainingOutcome.AlreadyRunning"/> when a training run of the namespace is under way.</returns>
+    public Task<TrainingResult> TrainAsync(IEnumerable<ReadOnlyMemory<byte>> documents, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(documents);
+        return _engine.Coordinator.TrainNowAsync(State, cancellationToken, documents);
+    }
+
     /// <inheritdoc/>
     public override string ToString() => Name;
 

@@ -73,13 +73,44 @@ internal sealed class TrainingCoordinator
     // Its own method: a lambda capturing a parameter of OnWrite would allocate its closure on every write.
     private void StartInBackground(NamespaceState state) => _background.Run(token => RunAsync(state, token));
 
-    /// <summary>A training run now, whatever the triggers and the rate limit say.</summary>
-    public Task<TrainingResult> TrainNowAsync(NamespaceState state, CancellationToken cancellationToken)
+    /// <summary>
+    /// A training run now, whatever the triggers and the rate limit say; with <paramref name="documents"/>, from them as
+    /// well as the samples (see <see cref="CompressionNamespace.TrainAsync(IEnumerable{ReadOnlyMemory{byte}}, CancellationToken)"/>).
+    /// </summary>
+    public Task<TrainingResult> TrainNowAsync(NamespaceState state, CancellationToken cancellationToken, IEnumerable<ReadOnlyMemory<byte>>? documents = null)
     {
         if (!state.UsesDictionary) return Task.FromResult(new TrainingResult(TrainingOutcome.Disabled, null));
         if (!state.TryBeginTraining()) return Task.FromResult(new TrainingResult(TrainingOutcome.AlreadyRunning, state.Current?.Record));
         state.LastTrainingTimestamp = _time.GetTimestamp();
-        return RunAsync(state, cancellationToken);
+        (byte[] Document, long Sequence)[] given = [];
+        if (documents is not null)
+        {
+            try
+            {
+                given = Given(state, documents);
+            }
+            catch
+            {
+                state.EndTraining();
+                throw;
+            }
+        }
+        return RunAsync(state, cancellationToken, given);
+    }
+
+    /// <summary>
+    /// The documents a caller gave, within the reservoir's bounds (what the reservoir does not hold yet: a uniform sample
+    /// when they are more), each as a sample no training has seen.
+    /// </summary>
+    private (byte[] Document, long Sequence)[] Given(NamespaceState state, IEnumerable<ReadOnlyMemory<byte>> documents)
+    {
+        DictionaryOptions d = state.Settings.Dictionary;
+        int room = Math.Max(0, d.MaxSampleCount - state.Reservoir.Count);
+        long bytes = Math.Max(0, d.MaxSampleBytes - state.Reservoir.Bytes);
+        if (room == 0 || bytes == 0) return [];
+        var sample = new SampleReservoir(room, bytes, d.MaxSampleDocumentSize, new Random(Random.Next()));
+        foreach (ReadOnlyMemory<byte> document in documents) sample.Offer(document.Span);
+        return [.. sample.TakeSnapshot().Select(document => (document, long.MaxValue))];
     }
 
     /// <summary>Adopts the newest version in the store when it is newer than the namespace's. Store failures propagate.</summary>
@@ -122,14 +153,14 @@ internal sealed class TrainingCoordinator
         return current is not null && state.DocsSinceAdoption >= d.DriftMinDocuments && state.ObservedRatio < current.BaselineRatio * d.DriftThreshold;
     }
 
-    private async Task<TrainingResult> RunAsync(NamespaceState state, CancellationToken cancellationToken)
+    private async Task<TrainingResult> RunAsync(NamespaceState state, CancellationToken cancellationToken, (byte[] Document, long Sequence)[]? given = null)
     {
         long started = _time.GetTimestamp();
         TrainingOutcome outcome = TrainingOutcome.NoDictionary;
         try
         {
             TrainingStarting?.Invoke(state.Name);
-            outcome = await TrainAsync(state, cancellationToken).ConfigureAwait(false);
+            outcome = await TrainAsync(state, given ?? [], cancellationToken).ConfigureAwait(false);
             return new TrainingResult(outcome, state.Current?.Record);
         }
         catch (Exception ex) when (ex is not OperationCanceledException)
@@ -144,7 +175,7 @@ internal sealed class TrainingCoordinator
         }
     }
 
-    private async Task<TrainingOutcome> TrainAsync(NamespaceState state, CancellationToken cancellationToken)
+    private async Task<TrainingOutcome> TrainAsync(NamespaceState state, (byte[] Document, long Sequence)[] given, CancellationToken cancellationToken)
     {
         DictionaryOptions d = state.Settings.Dictionary;
 
@@ -159,10 +190,12 @@ internal sealed class TrainingCoordinator
                 return await PublishAndAdoptAsync(state, pending.Record, pending.Dictionary, null, cancellationToken).ConfigureAwait(false);
         }
 
-        (byte[] Document, long Sequence)[] sequenced = state.Reservoir.TakeSequencedSnapshot();
+        (byte[] Document, long Sequence)[] sequenced = [.. state.Reservoir.TakeSequencedSnapshot(), .. given];
         long seenBefore = state.SampleSequenceAtLastTraining;
         state.SampleSequenceAtLastTraining = state.Reservoir.Offered;
-        state.DocsAtLastTraining = Math.Max(1, state.DocsSeen);
+        // Documents given to train from count as seen: a bulk load trained from its first batch retrains once the writes
+        // have doubled what training saw, not after its second write.
+        state.DocsAtLastTraining = Math.Max(1, state.DocsSeen + given.Length);
         state.SamplesAtLastTraining = sequenced.Length;
         if (sequenced.Length < d.MinSampleCount) return TrainingOutcome.TooFewSamples;
 

@@ -28,7 +28,7 @@ public enum TrainingOutcome
     AlreadyRunning,
 }
 
-/// <summary>The result of <see cref="CompressionNamespace.TrainAsync"/>.</summary>
+/// <summary>The result of a training run asked for (<see cref="CompressionNamespace.TrainAsync(CancellationToken)"/>, <see cref="CompressionNamespace.TrainAsync(IEnumerable{ReadOnlyMemory{byte}}, CancellationToken)"/>).</summary>
 /// <param name="Outcome">What happened.</param>
 /// <param name="Dictionary">The dictionary in use afterwards, if any.</param>
 public sealed record TrainingResult(TrainingOutcome Outcome, DictionaryRecord? Dictionary);
