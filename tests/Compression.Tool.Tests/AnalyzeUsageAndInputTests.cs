@@ -52,6 +52,38 @@ public sealed class AnalyzeUsageAndInputTests : IDisposable
         AssertNothingMeasured(output, error);
     }
 
+    [Theory]
+    [InlineData("-1", true, "--train-first: -1 is negative; allowed: 0 or more documents.")]
+    [InlineData("100", false, "--train-first applies to the online replay; add --online.")]
+    public void TrainFirst_Misused_IsABadUsageFoundBeforeAnyWork(string count, bool online, string message)
+    {
+        string path = Orders(200);
+        string[] args = online ? ["analyze", path, "--quick", "--online", "--train-first", count] : ["analyze", path, "--quick", "--train-first", count];
+        var (exit, output, error) = Run(args);
+        Assert.Equal(2, exit);
+        Assert.Contains(message, error);
+        AssertNothingMeasured(output, error);
+    }
+
+    [Fact]
+    public void TrainFirst_TrainsBeforeTheFirstWrite_AndTheReportSaysSo()
+    {
+        // Without it, the replay's first dictionary comes after the write path has sampled MinSampleCount documents; with
+        // it, version 1 is adopted after 0 documents and every document is written with a dictionary.
+        string path = Orders(300);
+        var (exit, output, error) = Run("analyze", path, "--quick", "--online", "--train-first", "200", "--format", "json");
+        Assert.True(exit == 0, error);
+        using var json = JsonDocument.Parse(output);
+        JsonElement online = json.RootElement.GetProperty("online");
+        Assert.Equal(200, online.GetProperty("trainedFirst").GetInt32());
+        JsonElement first = online.GetProperty("versions")[0];
+        Assert.Equal(1, first.GetProperty("version").GetInt32());
+        Assert.Equal(0, first.GetProperty("afterDocuments").GetInt64());
+
+        var (_, table, _) = Run("analyze", path, "--quick", "--online", "--train-first", "200");
+        Assert.Contains("online (file order through the dictionary engine, the first 200 documents trained from before any was written): ratio", table, StringComparison.Ordinal);
+    }
+
     [Fact]
     public void DictionarySize_AtTheTopOfTheRange_IsAccepted_WithOnline()
     {

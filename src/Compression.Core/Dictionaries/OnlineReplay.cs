@@ -26,8 +26,12 @@ internal static class OnlineReplay
 {
     public const string Namespace = "replay.collection";
 
-    /// <summary>Replays <paramref name="documents"/>; <paramref name="written"/>, when given, hears the count of documents written after each one.</summary>
-    public static async Task<OnlineReplayResult> RunAsync(IReadOnlyList<byte[]> documents, NamespaceOptions options, int seed = 42, CancellationToken cancellationToken = default, Action<int>? written = null)
+    /// <summary>
+    /// Replays <paramref name="documents"/>; <paramref name="written"/>, when given, hears the count of documents written
+    /// after each one. With <paramref name="trainFirst"/>, the first that many documents train a dictionary before any is
+    /// written, as an application does before a bulk load (<see cref="CompressionNamespace.TrainAsync(IEnumerable{ReadOnlyMemory{byte}}, CancellationToken)"/>).
+    /// </summary>
+    public static async Task<OnlineReplayResult> RunAsync(IReadOnlyList<byte[]> documents, NamespaceOptions options, int seed = 42, CancellationToken cancellationToken = default, Action<int>? written = null, int trainFirst = 0)
     {
         var engineOptions = new CompressionEngineOptions { Defaults = options.Clone(), PollInterval = TimeSpan.FromHours(1) };
         engineOptions.Defaults.Dictionary.MinTrainingInterval = TimeSpan.Zero;
@@ -42,6 +46,15 @@ internal static class OnlineReplay
         var writer = new ArrayBufferWriter<byte>();
         long raw = 0, output = 0, packed = 0;
         int currentVersion = 0;
+        if (trainFirst > 0)
+        {
+            await ns.TrainAsync(documents.Take(trainFirst).Select(d => (ReadOnlyMemory<byte>)d), cancellationToken).ConfigureAwait(false);
+            if (ns.CurrentDictionary is { } first)
+            {
+                currentVersion = first.Version;
+                versions.Add(new OnlineVersion(first.Id, first.Version, 0, first.Ratio, !first.Shapes.IsEmpty));
+            }
+        }
         for (int i = 0; i < documents.Count; i++)
         {
             cancellationToken.ThrowIfCancellationRequested();

@@ -25,6 +25,10 @@ internal static class AnalyzeCommand
         var format = new Option<string>("--format") { Description = "Output format on stdout: table or json.", DefaultValueFactory = _ => "table" };
         format.AcceptOnlyFromAmong("table", "json");
         var online = new Option<bool>("--online") { Description = "Also replay the documents in file order through the dictionary engine, as a live collection's writes." };
+        var trainFirst = new Option<int>("--train-first")
+        {
+            Description = "With --online: the first N documents train a dictionary before any is written, as an application does before a bulk load (CompressionNamespace.TrainAsync with the first batch). 0: the write path alone.",
+        };
         var seed = new Option<int>("--seed") { Description = "Seed of the 20%/80% training split and of the replay.", DefaultValueFactory = _ => 42 };
         var dictionarySize = new Option<int>("--dictionary-size")
         {
@@ -38,13 +42,14 @@ internal static class AnalyzeCommand
 
         var command = new Command("analyze", "Measure every codec and a few levels, with and without a trained zstd dictionary (and with the dictionary and shapes: documents packed first), on a JSON Lines file. Exit codes: 0 ok, 1 lines skipped as not JSON (the report covers the rest), 2 bad usage.")
         {
-            file, format, online, seed, dictionarySize, noChecksum, quick, html, sweep,
+            file, format, online, trainFirst, seed, dictionarySize, noChecksum, quick, html, sweep,
         };
         command.SetAction((parse, cancellationToken) => RunAsync(new Arguments
         {
             File = parse.GetValue(file)!,
             Json = parse.GetValue(format) == "json",
             Online = parse.GetValue(online),
+            TrainFirst = parse.GetValue(trainFirst),
             Seed = parse.GetValue(seed),
             DictionarySize = parse.GetValue(dictionarySize),
             Checksum = !parse.GetValue(noChecksum),
@@ -60,6 +65,7 @@ internal static class AnalyzeCommand
         public required FileInfo File { get; init; }
         public bool Json { get; init; }
         public bool Online { get; init; }
+        public int TrainFirst { get; init; }
         public int Seed { get; init; }
         public int DictionarySize { get; init; }
         public bool Checksum { get; init; }
@@ -79,6 +85,11 @@ internal static class AnalyzeCommand
 
         if (a.DictionarySize is < ZstdDictionary.MinimumSize or > ZstdDictionary.DefaultMaximumSize)
             errors.Add(string.Create(C, $"--dictionary-size: {a.DictionarySize} is out of range; allowed: {ZstdDictionary.MinimumSize} to {ZstdDictionary.DefaultMaximumSize} bytes."));
+
+        if (a.TrainFirst < 0)
+            errors.Add(string.Create(C, $"--train-first: {a.TrainFirst} is negative; allowed: 0 or more documents."));
+        else if (a.TrainFirst > 0 && !a.Online)
+            errors.Add("--train-first applies to the online replay; add --online.");
 
         if (a.Html is { } page)
         {
@@ -134,7 +145,7 @@ internal static class AnalyzeCommand
                 return ExitUsage;
             }
 
-            var settings = new AnalyzeSettings { Seed = a.Seed, DictionarySize = a.DictionarySize, Checksum = a.Checksum, Quick = a.Quick };
+            var settings = new AnalyzeSettings { Seed = a.Seed, DictionarySize = a.DictionarySize, Checksum = a.Checksum, Quick = a.Quick, TrainFirst = a.TrainFirst };
             var run = await WithProgressAsync(error, async progress =>
             {
                 progress.Start("reading (bytes)", bytes.Length);

@@ -82,7 +82,7 @@ internal static class AnalyzeHtmlReport
         sb.AppendLine(C, $"<p>{E(string.Create(C, $"limit (whole corpus as one zstd-{result.LimitLevel} frame): {result.LimitRatio:F2}"))}</p>");
         if (result.Online is { } online)
         {
-            sb.AppendLine(C, $"<p>{E(string.Create(C, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}{AnalyzeReport.OfTheLimit(result, online)}{AnalyzeReport.Packed(online)}"))}</p>");
+            sb.AppendLine(C, $"<p>{E(string.Create(C, $"online (file order through the dictionary engine, {AnalyzeReport.Bootstrap(online)}): ratio {online.Ratio:F2}{AnalyzeReport.OfTheLimit(result, online)}{AnalyzeReport.Packed(online)}"))}</p>");
             if (online.Versions.Count > 0)
             {
                 sb.AppendLine("<ul>");

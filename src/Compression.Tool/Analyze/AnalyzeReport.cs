@@ -38,7 +38,7 @@ internal static class AnalyzeReport
         sb.AppendLine(c, $"limit (whole corpus as one zstd-{result.LimitLevel} frame): {result.LimitRatio:F2}");
         if (result.Online is { } online)
         {
-            sb.AppendLine(c, $"online (file order through the dictionary engine, bootstrap included): ratio {online.Ratio:F2}{OfTheLimit(result, online)}{Packed(online)}");
+            sb.AppendLine(c, $"online (file order through the dictionary engine, {Bootstrap(online)}): ratio {online.Ratio:F2}{OfTheLimit(result, online)}{Packed(online)}");
             foreach (var v in online.Versions)
                 sb.AppendLine(c, $"  {Version(v)}");
         }
@@ -52,6 +52,10 @@ internal static class AnalyzeReport
     /// <summary>The header's words on the shape table of the rows with shapes; empty when there are none.</summary>
     internal static string Shapes(AnalyzeResult result) =>
         result.ShapeCount is { } n ? string.Create(CultureInfo.InvariantCulture, $"; rows with shapes: a shape table of {n:N0} shape{(n == 1 ? "" : "s")}{(result.ModelledFields is > 0 and var f ? $", a field model of {f:N0} field{(f == 1 ? "" : "s")} (codec 8)" : "")} and its own dictionary, trained on the same documents") : "";
+
+    /// <summary>How the replay started: with the write path alone, or from the first documents (<c>--train-first</c>).</summary>
+    internal static string Bootstrap(OnlineResult online) =>
+        online.TrainedFirst > 0 ? string.Create(CultureInfo.InvariantCulture, $"the first {online.TrainedFirst:N0} documents trained from before any was written") : "bootstrap included";
 
     /// <summary>How many replayed documents were written packed: <c>; 3,137 of 3,201 documents written packed (shapes)</c>.</summary>
     internal static string Packed(OnlineResult online) =>

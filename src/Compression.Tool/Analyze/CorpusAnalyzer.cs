@@ -14,6 +14,9 @@ internal sealed record AnalyzeSettings
     public bool Checksum { get; init; } = true;
     public bool Quick { get; init; }
     public double TrainFraction { get; init; } = 0.2;
+
+    /// <summary>For the online replay: how many of the first documents train a dictionary before any is written (0: none, the live write path alone).</summary>
+    public int TrainFirst { get; init; }
 }
 
 /// <summary>
@@ -25,7 +28,7 @@ internal sealed record CodecResult(string Codec, int Level, bool Dictionary, dou
 
 internal sealed record OnlineVersionResult(uint Id, int Version, long AfterDocuments, double Ratio, bool Shapes);
 
-internal sealed record OnlineResult(double Ratio, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersionResult> Versions, long Documents, long PackedDocuments);
+internal sealed record OnlineResult(double Ratio, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersionResult> Versions, long Documents, long PackedDocuments, int TrainedFirst = 0);
 
 /// <summary>One cell of the dictionary sweep: a dictionary of <paramref name="RequestedSize"/> trained on <paramref name="TrainDocuments"/> documents; ratio 0 when training failed.</summary>
 internal sealed record SweepCell(int TrainDocuments, long TrainBytes, int RequestedSize, int DictionaryBytes, int Level, double Ratio, double CompressMBps);
@@ -298,10 +301,11 @@ internal static class CorpusAnalyzer
         options.Dictionary.DictionarySize = settings.DictionarySize;
         progress ??= AnalyzeProgress.None;
         progress.Start("online replay (documents)", documents.Count);
-        OnlineReplayResult replay = await OnlineReplay.RunAsync(documents, options, settings.Seed, cancellationToken, n => progress.Report(n, documents.Count)).ConfigureAwait(false);
+        OnlineReplayResult replay = await OnlineReplay.RunAsync(documents, options, settings.Seed, cancellationToken, n => progress.Report(n, documents.Count), settings.TrainFirst).ConfigureAwait(false);
         progress.Stop();
         return new OnlineResult(replay.Ratio, replay.RawBytes, replay.EnvelopeBytes,
-            [.. replay.Versions.Select(v => new OnlineVersionResult(v.Id, v.Version, v.AfterDocuments, v.Ratio, v.Shapes))], replay.Documents, replay.Packed);
+            [.. replay.Versions.Select(v => new OnlineVersionResult(v.Id, v.Version, v.AfterDocuments, v.Ratio, v.Shapes))], replay.Documents, replay.Packed,
+            Math.Min(settings.TrainFirst, documents.Count));
     }
 
     /// <summary>The whole corpus as one buffer (documents joined by newlines) through plain zstd: what no per-document scheme can beat.</summary>
