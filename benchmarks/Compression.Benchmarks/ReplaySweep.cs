@@ -10,7 +10,9 @@ namespace Compression.Benchmarks;
 /// settings, averaged over seeds, reported as the online ratio and the online ratio over the limit (the whole corpus as
 /// one zstd-19 frame, as analyze computes it), with the geometric mean over the corpora. Each <c>--set</c> is one row;
 /// its keys are <see cref="NamespaceOptions"/> and <see cref="DictionaryOptions"/> properties (Format=V1,
-/// DictionarySize=32768, MaxSampleCount=2000, ...); without any, the library defaults. Not a BenchmarkDotNet suite: the
+/// DictionarySize=32768, MaxSampleCount=2000, ...), and <c>TrainFirst=N</c>: the first N documents train a dictionary
+/// before any is written (a bulk load's <c>CompressionNamespace.TrainAsync(documents)</c>; <c>docz analyze --train-first</c>);
+/// without any, the library defaults. Not a BenchmarkDotNet suite: the
 /// figures are sizes, repeatable for a given seed, and no time is measured.
 /// </summary>
 internal static class ReplaySweep
@@ -41,13 +43,13 @@ internal static class ReplaySweep
         Console.WriteLine("|---|" + string.Concat(corpora.Select(_ => "---:|")) + "---:|");
         foreach (string setting in settings)
         {
-            NamespaceOptions options = Parse(setting);
+            (NamespaceOptions options, int trainFirst) = Parse(setting);
             var cells = new List<string>();
             double logSum = 0;
             for (int i = 0; i < corpora.Count; i++)
             {
                 double ratio = 0;
-                foreach (int seed in seeds) ratio += (await OnlineReplay.RunAsync(corpora[i].Documents, options, seed)).Ratio;
+                foreach (int seed in seeds) ratio += (await OnlineReplay.RunAsync(corpora[i].Documents, options, seed, trainFirst: trainFirst)).Ratio;
                 ratio /= seeds.Count;
                 logSum += Math.Log(ratio / limits[i]);
                 cells.Add(string.Create(CultureInfo.InvariantCulture, $"{ratio:F2} ({ratio / limits[i]:F3})"));
@@ -68,18 +70,24 @@ internal static class ReplaySweep
         return (double)all.Length / compressor.Wrap(all).Length;
     }
 
-    private static NamespaceOptions Parse(string setting)
+    private static (NamespaceOptions Options, int TrainFirst) Parse(string setting)
     {
         var options = new NamespaceOptions();
+        int trainFirst = 0;
         foreach (string pair in setting.Split(';', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
         {
             string[] kv = pair.Split('=', 2);
+            if (kv[0] == "TrainFirst")
+            {
+                trainFirst = int.Parse(kv[1], CultureInfo.InvariantCulture);
+                continue;
+            }
             object target = typeof(NamespaceOptions).GetProperty(kv[0]) is not null ? options : options.Dictionary;
             var property = target.GetType().GetProperty(kv[0]) ?? throw new ArgumentException($"unknown setting '{kv[0]}'");
             Type type = Nullable.GetUnderlyingType(property.PropertyType) ?? property.PropertyType;
             object value = type.IsEnum ? Enum.Parse(type, kv[1], ignoreCase: true) : Convert.ChangeType(kv[1], type, CultureInfo.InvariantCulture);
             property.SetValue(target, value);
         }
-        return options;
+        return (options, trainFirst);
     }
 }
