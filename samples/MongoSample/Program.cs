@@ -1,7 +1,9 @@
 using System.Diagnostics;
 using System.Globalization;
+using Compression;
 using Compression.Dictionaries;
 using Compression.MongoDB;
+using Compression.Testing.Mongo;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -18,14 +20,26 @@ namespace MongoSample;
 /// and prints documents, bytes on the wire, stored bytes and the dictionary versions.
 /// </summary>
 /// <remarks>
-/// Usage: <c>MongoSample [corpus.jsonl] [--MongoDB:ConnectionString=mongodb://...] [--MongoDB:Database=name]</c>; every
-/// other setting comes from appsettings.json (section <c>Compression</c>), which any <c>--Key=value</c> overrides.
+/// Usage: <c>MongoSample [corpus.jsonl] [--loopback] [--MongoDB:ConnectionString=mongodb://...] [--MongoDB:Database=name]</c>;
+/// every other setting comes from appsettings.json (section <c>Compression</c>), which any <c>--Key=value</c> overrides.
+/// <c>--loopback</c> runs against the in-process MongoDB wire-protocol test double instead of a server. Exit codes:
+/// <see cref="ExitOk"/>, <see cref="ExitMismatch"/>, <see cref="ExitNoServer"/>.
 /// </remarks>
 public static class Program
 {
+    /// <summary>Both collections read back the same documents.</summary>
+    public const int ExitOk = 0;
+
+    /// <summary>The collections read back different documents.</summary>
+    public const int ExitMismatch = 1;
+
+    /// <summary>No MongoDB answered at the configured address within <see cref="ServerTimeout"/> (one line says why).</summary>
+    public const int ExitNoServer = 3;
+
     private const string PlainCollection = "movies_plain";
     private const string CompressedCollection = "movies_compressed";
     private const int BatchSize = 100;
+    private static readonly TimeSpan ServerTimeout = TimeSpan.FromSeconds(10);
 
     /// <summary>Runs the sample; the exit code is 0 when both collections read back the same documents.</summary>
     public static Task<int> Main(string[] args) => RunAsync(args, Console.Out);
@@ -35,10 +49,19 @@ public static class Program
     {
         ArgumentNullException.ThrowIfNull(args);
         ArgumentNullException.ThrowIfNull(output);
+        bool loopback = args.Contains("--loopback");
         string[] positional = [.. args.Where(a => !a.StartsWith('-'))];
-        string[] settings = [.. args.Where(a => a.StartsWith('-'))];
+        string[] settings = [.. args.Where(a => a.StartsWith('-') && a != "--loopback")];
         string corpus = positional.Length > 0 ? positional[0] : FindDefaultCorpus();
+        if (!loopback) return await RunAsync(corpus, settings, server: null, output, cancellationToken).ConfigureAwait(false);
 
+        await using MongoLoopbackServer server = await MongoLoopbackServer.StartAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
+        output.WriteLine($"server      the in-process loopback test double at {server.ConnectionString} (tests/Compression.Testing/Mongo), NOT MongoDB: memory only, no storage statistics");
+        return await RunAsync(corpus, [.. settings, $"--MongoDB:ConnectionString={server.ConnectionString}"], server, output, cancellationToken).ConfigureAwait(false);
+    }
+
+    private static async Task<int> RunAsync(string corpus, string[] settings, MongoLoopbackServer? server, TextWriter output, CancellationToken cancellationToken)
+    {
         HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings
         {
             Args = settings,
@@ -54,6 +77,11 @@ public static class Program
         var compressedWire = new WireCounter();
         using var plainClient = new MongoClient(ClientSettings(connectionString, plainWire));
         using var compressedClient = new MongoClient(ClientSettings(connectionString, compressedWire));
+        if (await NoServerAsync(plainClient, cancellationToken).ConfigureAwait(false) is { } why)
+        {
+            output.WriteLine($"MongoSample: no MongoDB answered at {Redact(connectionString)} within {ServerTimeout.TotalSeconds:F0} s: {why}. Start one, pass --MongoDB:ConnectionString=..., or run with --loopback (an in-process test double).");
+            return ExitNoServer;
+        }
         builder.Services.AddDocumentCompression(builder.Configuration)
             .AddMongoDB(_ => compressedClient.GetDatabase(databaseName), mongo => mongo.Map<CorpusDocument>(CompressedCollection));
 
@@ -70,7 +98,7 @@ public static class Program
 
             List<BsonDocument> documents = ReadCorpus(corpus, out long jsonBytes);
             output.WriteLine($"corpus      {corpus}: {documents.Count.ToString("N0", CultureInfo.InvariantCulture)} documents, {jsonBytes.ToString("N0", CultureInfo.InvariantCulture)} bytes of JSON");
-            output.WriteLine($"server      {Redact(connectionString)}, database {databaseName}");
+            if (server is null) output.WriteLine($"server      {Redact(connectionString)}, database {databaseName}");
 
             var (plainWrite, plainWriteTime) = await MeasureAsync(plainWire, async () =>
             {
@@ -103,6 +131,9 @@ public static class Program
             output.WriteLine($"stored bytes (plain)        {await StoredBytesAsync(plainDatabase, PlainCollection, cancellationToken).ConfigureAwait(false)}");
             output.WriteLine($"stored bytes (compressed)   {await StoredBytesAsync(plainDatabase, CompressedCollection, cancellationToken).ConfigureAwait(false)}");
             output.WriteLine($"read back identical         {identical.ToString("N0", CultureInfo.InvariantCulture)} of {documents.Count.ToString("N0", CultureInfo.InvariantCulture)}{(same ? "" : "  MISMATCH")}");
+            (long withoutDictionary, long stored) = await CountWithoutDictionaryAsync(plainDatabase.GetCollection<RawBsonDocument>(CompressedCollection), cancellationToken).ConfigureAwait(false);
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"written without a dictionary {withoutDictionary:N0} of {stored:N0}{(withoutDictionary > 0 ? " (written before training had one: they compress alone, which costs most on small documents)" : "")}"));
 
             output.WriteLine();
             output.WriteLine($"dictionary versions in {engine.Store.Location}:");
@@ -114,7 +145,7 @@ public static class Program
                     $"  {record.Namespace} v{record.Version}: id {record.Id}, {record.Content.Length:N0} bytes, {record.SampleCount} samples, ratio {record.Ratio:F2} on held-out samples, {record.Created:u}"));
             }
             if (versions == 0) output.WriteLine("  none yet (too few documents written to train one)");
-            return same ? 0 : 1;
+            return same ? ExitOk : ExitMismatch;
         }
         finally
         {
@@ -125,9 +156,71 @@ public static class Program
     private static MongoClientSettings ClientSettings(string connectionString, WireCounter counter)
     {
         var settings = MongoClientSettings.FromConnectionString(connectionString);
-        settings.ServerSelectionTimeout = TimeSpan.FromSeconds(10);
+        settings.ServerSelectionTimeout = ServerTimeout;
+        settings.ConnectTimeout = ServerTimeout;
         settings.ClusterConfigurator = counter.Subscribe;
         return settings;
+    }
+
+    /// <summary>
+    /// Null when the server answers a ping; else why not, in a few words: the innermost cause the driver saw for a server
+    /// of the cluster (<c>Connection refused</c>, a name that does not resolve), as soon as every server has failed its
+    /// first heartbeat, or that none was selected within <see cref="ServerTimeout"/> (an address that never answers).
+    /// </summary>
+    private static async Task<string?> NoServerAsync(MongoClient client, CancellationToken cancellationToken)
+    {
+        using var done = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        Task ping = client.GetDatabase("admin").RunCommandAsync<BsonDocument>(new BsonDocument("ping", 1), cancellationToken: done.Token);
+        while (!ping.IsCompleted)
+        {
+            await Task.WhenAny(ping, Task.Delay(TimeSpan.FromMilliseconds(100), cancellationToken)).ConfigureAwait(false);
+            var servers = client.Cluster.Description.Servers;
+            if (!ping.IsCompleted && servers.Count > 0 && servers.All(s => s.HeartbeatException is not null))
+            {
+                done.Cancel(); // every server refused: no need to wait out the selection timeout
+                return Cause(client);
+            }
+        }
+        try
+        {
+            await ping.ConfigureAwait(false);
+            return null;
+        }
+        catch (TimeoutException)
+        {
+            return Cause(client) ?? "no server was selected";
+        }
+
+        static string? Cause(MongoClient client)
+        {
+            Exception? cause = client.Cluster.Description.Servers.Select(s => s.HeartbeatException).FirstOrDefault(e => e is not null);
+            while (cause?.InnerException is not null) cause = cause.InnerException;
+            return cause?.Message;
+        }
+    }
+
+    /// <summary>
+    /// How many of the collection's stored documents name no dictionary in their envelope (written before one was
+    /// trained, or too small to compress), read as the server holds them.
+    /// </summary>
+    private static async Task<(long WithoutDictionary, long Stored)> CountWithoutDictionaryAsync(IMongoCollection<RawBsonDocument> collection, CancellationToken cancellationToken)
+    {
+        long without = 0, stored = 0;
+        using IAsyncCursor<RawBsonDocument> cursor = await collection.FindAsync(FilterDefinition<RawBsonDocument>.Empty, cancellationToken: cancellationToken).ConfigureAwait(false);
+        while (await cursor.MoveNextAsync(cancellationToken).ConfigureAwait(false))
+        {
+            foreach (RawBsonDocument document in cursor.Current)
+            {
+                stored++;
+                if (!document.TryGetValue("_z", out BsonValue z) || !z.IsBsonBinaryData
+                    || !DocumentEnvelope.TryReadHeader(z.AsBsonBinaryData.Bytes, out EnvelopeHeader header) || header.DictionaryId is null)
+                {
+                    without++;
+                }
+                document.Dispose();
+            }
+        }
+        return (without, stored);
     }
 
     private static CorpusDocument ToCorpusDocument(BsonDocument document)

@@ -39,6 +39,51 @@ public sealed class MongoSampleTests(MongoFixture fixture, ITestOutputHelper log
         Assert.Equal(3201, await db.Database.GetCollection<BsonDocument>("movies_plain").CountDocumentsAsync(FilterDefinition<BsonDocument>.Empty));
     }
 
+    [Fact]
+    public async Task Loopback_RunsWithoutAServer_AndSaysInItsFirstLineThatItIsATestDouble()
+    {
+        // As a user runs it: its own process (the driver's serializer registrations are per process, and the test above
+        // has made one for the sample's document type in this one).
+        var start = new System.Diagnostics.ProcessStartInfo("dotnet", [Path.Combine(AppContext.BaseDirectory, "MongoSample.dll"), "--loopback"])
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        using var process = System.Diagnostics.Process.Start(start)!;
+        Task<string> stdout = process.StandardOutput.ReadToEndAsync();
+        Task<string> stderr = process.StandardError.ReadToEndAsync();
+        using var hang = new CancellationTokenSource(TimeSpan.FromMinutes(10)); // a hang guard, not a time limit
+        await process.WaitForExitAsync(hang.Token);
+        string report = await stdout;
+        log.WriteLine(report);
+        log.WriteLine(await stderr);
+
+        Assert.Equal(MongoSample.Program.ExitOk, process.ExitCode);
+        string first = report.Split('\n')[0];
+        Assert.Matches(@"^server +the in-process loopback test double at mongodb://127\.0\.0\.1:\d+/\?directConnection=true .*NOT MongoDB", first);
+        Assert.Contains("read back identical         3,201 of 3,201", report, StringComparison.Ordinal);
+        Assert.Matches(@"written without a dictionary [\d,]+ of 3,201", report);
+    }
+
+    [Fact]
+    public async Task NoServerAtTheAddress_IsOneLine_NamingTheAddressAndTheCause_WithItsExitCode()
+    {
+        // A port nothing listens on: taken from the system, then released.
+        var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        listener.Start();
+        int port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
+        listener.Stop();
+        string address = $"mongodb://127.0.0.1:{port}/?directConnection=true";
+
+        var output = new StringWriter();
+        int exitCode = await MongoSample.Program.RunAsync([$"--MongoDB:ConnectionString={address}"], output);
+        string report = output.ToString();
+
+        Assert.Equal(MongoSample.Program.ExitNoServer, exitCode);
+        Assert.Equal($"MongoSample: no MongoDB answered at {address} within 10 s: Connection refused. Start one, pass --MongoDB:ConnectionString=..., or run with --loopback (an in-process test double).",
+            report.TrimEnd());
+    }
+
     private static double Ratio(string report, string label)
     {
         Match match = Regex.Match(report, $@"{Regex.Escape(label)}\s+[\d,]+\s+[\d,]+\s+(\d+\.\d+)");
