@@ -9,7 +9,8 @@ namespace Compression.Couchbase.Internal;
 
 /// <summary>
 /// A collection whose documents are compressed: every key-value operation that carries a body gets the collection's
-/// <see cref="CompressingTranscoder"/> in its options (it replaces any transcoder given there); reads fetch the body,
+/// <see cref="CompressingTranscoder"/> in a copy of its options (it replaces any transcoder given there; the caller's
+/// options object is left as it was, so passing the same one to a plain collection afterwards writes plain); reads fetch the body,
 /// load the dictionary its envelope names if needed (asynchronously), and only then hand back a result whose
 /// <c>ContentAs&lt;T&gt;</c> decodes synchronously. Operations that work inside a body fail with <see cref="NotSupportedException"/>.
 /// </summary>
@@ -55,6 +56,17 @@ internal sealed class CompressedCollection : ICouchbaseCollection
 
     public ICollectionQueryIndexManager QueryIndexes => _inner.QueryIndexes;
 
+    /// <summary>
+    /// A shallow copy of an SDK options object: the SDK's options are mutable builders, and setting our transcoder on the
+    /// caller's own would make every later use of that object (on a plain collection too) write envelopes. A member-wise
+    /// copy keeps every setting, those later SDK versions add included, where copying setting by setting would drop them.
+    /// </summary>
+    private static readonly Func<object, object> ShallowCopy = typeof(object)
+        .GetMethod(nameof(MemberwiseClone), System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic)!
+        .CreateDelegate<Func<object, object>>();
+
+    private static TOptions Copy<TOptions>(TOptions options) where TOptions : class => (TOptions)ShallowCopy(options);
+
     public async Task<IGetResult> GetAsync(string id, GetOptions? options = null)
     {
         CancellationToken token = default;
@@ -65,7 +77,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
             if (read.IncludeExpiry) throw Refused("Get with expiry", id);
             token = read.Token;
         }
-        IGetResult result = await _inner.GetAsync(id, options is null ? _get : options.Transcoder(_transcoder)).ConfigureAwait(false);
+        IGetResult result = await _inner.GetAsync(id, options is null ? _get : Copy(options).Transcoder(_transcoder)).ConfigureAwait(false);
         ValueTask<IGetResult> ready = ReadyAsync(result, id, token);
         return ready.IsCompletedSuccessfully ? ready.Result : await ready.ConfigureAwait(false);
     }
@@ -73,7 +85,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
     public async Task<IGetResult> GetAndTouchAsync(string id, TimeSpan expiry, GetAndTouchOptions? options = null)
     {
         CancellationToken token = options?.AsReadOnly().Token ?? default;
-        options = (options ?? new GetAndTouchOptions()).Transcoder(_transcoder);
+        options = (options is null ? new GetAndTouchOptions() : Copy(options)).Transcoder(_transcoder);
         IGetResult result = await _inner.GetAndTouchAsync(id, expiry, options).ConfigureAwait(false);
         return await ReadyAsync(result, id, token).ConfigureAwait(false);
     }
@@ -81,7 +93,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
     public async Task<IGetResult> GetAndLockAsync(string id, TimeSpan expiry, GetAndLockOptions? options = null)
     {
         CancellationToken token = options?.AsReadOnly().Token ?? default;
-        options = (options ?? new GetAndLockOptions()).Transcoder(_transcoder);
+        options = (options is null ? new GetAndLockOptions() : Copy(options)).Transcoder(_transcoder);
         IGetResult result = await _inner.GetAndLockAsync(id, expiry, options).ConfigureAwait(false);
         return await ReadyAsync(result, id, token).ConfigureAwait(false);
     }
@@ -89,7 +101,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
     public async Task<IGetReplicaResult> GetAnyReplicaAsync(string id, GetAnyReplicaOptions? options = null)
     {
         CancellationToken token = options?.AsReadOnly().Token ?? default;
-        options = (options ?? new GetAnyReplicaOptions()).Transcoder(_transcoder);
+        options = (options is null ? new GetAnyReplicaOptions() : Copy(options)).Transcoder(_transcoder);
         IGetReplicaResult result = await _inner.GetAnyReplicaAsync(id, options).ConfigureAwait(false);
         return (IGetReplicaResult)await ReadyAsync(result, id, token).ConfigureAwait(false);
     }
@@ -97,7 +109,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
     public IEnumerable<Task<IGetReplicaResult>> GetAllReplicasAsync(string id, GetAllReplicasOptions? options = null)
     {
         CancellationToken token = options?.AsReadOnly().Token ?? default;
-        options = (options ?? new GetAllReplicasOptions()).Transcoder(_transcoder);
+        options = (options is null ? new GetAllReplicasOptions() : Copy(options)).Transcoder(_transcoder);
         foreach (Task<IGetReplicaResult> replica in _inner.GetAllReplicasAsync(id, options))
         {
             yield return ReadyReplicaAsync(replica, id, token);
@@ -107,13 +119,13 @@ internal sealed class CompressedCollection : ICouchbaseCollection
     public Task<IExistsResult> ExistsAsync(string id, ExistsOptions? options = null) => _inner.ExistsAsync(id, options);
 
     public Task<IMutationResult> UpsertAsync<T>(string id, T content, UpsertOptions? options = null) =>
-        _inner.UpsertAsync(id, content, options is null ? _upsert : options.Transcoder(_transcoder));
+        _inner.UpsertAsync(id, content, options is null ? _upsert : Copy(options).Transcoder(_transcoder));
 
     public Task<IMutationResult> InsertAsync<T>(string id, T content, InsertOptions? options = null) =>
-        _inner.InsertAsync(id, content, options is null ? _insert : options.Transcoder(_transcoder));
+        _inner.InsertAsync(id, content, options is null ? _insert : Copy(options).Transcoder(_transcoder));
 
     public Task<IMutationResult> ReplaceAsync<T>(string id, T content, ReplaceOptions? options = null) =>
-        _inner.ReplaceAsync(id, content, options is null ? _replace : options.Transcoder(_transcoder));
+        _inner.ReplaceAsync(id, content, options is null ? _replace : Copy(options).Transcoder(_transcoder));
 
     public Task RemoveAsync(string id, RemoveOptions? options = null) => _inner.RemoveAsync(id, options);
 
