@@ -86,6 +86,19 @@ public sealed class CompressingTranscoder : ITypeTranscoder
         stream.Write(envelope.WrittenSpan);
     }
 
+    /// <summary>
+    /// The bytes <see cref="Encode"/> would compress for <paramref name="value"/> (its JSON from the inner transcoder), or
+    /// null for a value it would write as it is (not JSON): what training is given for a bulk load.
+    /// </summary>
+    internal byte[]? CompressedPart<T>(T value)
+    {
+        Flags inner = _inner.GetFormat(value);
+        if (inner.DataFormat != DataFormat.Json) return null;
+        using var json = new PooledBufferStream();
+        _inner.Encode(json, value, inner, OpCode.Set);
+        return json.WrittenSpan.ToArray();
+    }
+
     /// <summary>Decompresses an envelope and deserializes the document, or hands a JSON (legacy) body to the inner transcoder.</summary>
     /// <exception cref="InvalidDataException">A binary body that is not an envelope, a corrupt envelope, or JSON nested deeper than 128 levels.</exception>
     /// <exception cref="DictionaryNotFoundException">The envelope names a dictionary that is not in memory (load it first).</exception>

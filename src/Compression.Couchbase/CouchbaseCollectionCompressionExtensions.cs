@@ -35,6 +35,35 @@ public static class CouchbaseCollectionCompressionExtensions
         return new CompressedCollection(collection, transcoder);
     }
 
+    /// <summary>
+    /// For a bulk load: trains the compressed collection's namespace from <paramref name="documents"/> before they are
+    /// written, so they (and what follows) are compressed with a dictionary instead of alone while the write path gathers
+    /// samples. Each is encoded as the collection would write it (its JSON through the collection's JSON transcoder), then
+    /// <see cref="CompressionNamespace.TrainAsync(IEnumerable{ReadOnlyMemory{byte}}, CancellationToken)"/> trains, adopts
+    /// and publishes by the usual rule. Give it the first batch (a few hundred documents or more); docs/dictionary-engine.md,
+    /// "Bulk loads", has the measurements.
+    /// </summary>
+    /// <param name="collection">A collection returned by <see cref="WithCompression"/> (or the provider's).</param>
+    /// <param name="documents">The documents about to be written.</param>
+    /// <param name="cancellationToken">Cancels the wait.</param>
+    /// <exception cref="ArgumentException"><paramref name="collection"/> is not a compressed collection.</exception>
+    public static Task<TrainingResult> TrainCompressionAsync<T>(this ICouchbaseCollection collection, IEnumerable<T> documents, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(collection);
+        ArgumentNullException.ThrowIfNull(documents);
+        CompressingTranscoder transcoder = collection.GetCompressingTranscoder()
+            ?? throw new ArgumentException($"Collection '{collection.Name}' is not compressed: train the collection WithCompression returned.", nameof(collection));
+        return transcoder.Namespace.TrainAsync(Parts(transcoder, documents), cancellationToken);
+
+        static IEnumerable<ReadOnlyMemory<byte>> Parts(CompressingTranscoder transcoder, IEnumerable<T> documents)
+        {
+            foreach (T document in documents)
+            {
+                if (transcoder.CompressedPart(document) is { } part) yield return part;
+            }
+        }
+    }
+
     /// <summary>The transcoder of a collection returned by <see cref="WithCompression"/>, or <see langword="null"/> for any other collection.</summary>
     public static CompressingTranscoder? GetCompressingTranscoder(this ICouchbaseCollection collection) =>
         (collection as CompressedCollection)?.Transcoder;

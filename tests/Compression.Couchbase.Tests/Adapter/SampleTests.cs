@@ -38,6 +38,29 @@ public sealed class SampleTests(ITestOutputHelper output)
         Assert.True(server.TryGetDocument("z::599", out _) && server.TryGetDocument("plain::599", out _));
     }
 
+    [Fact]
+    public async Task Without_a_cluster_the_sample_says_where_and_why_in_one_line()
+    {
+        // A port nothing listens on: taken from the system, then released.
+        var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        listener.Start();
+        int port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
+        listener.Stop();
+        IConfiguration configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            ["Couchbase:ConnectionString"] = $"couchbase://127.0.0.1:{port}",
+            ["Couchbase:Username"] = "Administrator",
+            ["Couchbase:Password"] = "password",
+            ["Couchbase:EnableDnsSrvResolution"] = "false",
+            ["Sample:Corpus"] = FindUp("samples/data/movies.jsonl"),
+        }).Build();
+
+        var unreachable = await Assert.ThrowsAsync<ClusterUnreachableException>(() => SampleRunner.RunAsync(configuration, new StringWriter()));
+
+        Assert.Equal($"no Couchbase cluster answered at couchbase://127.0.0.1:{port} (bucket 'default'): 127.0.0.1:{port}: Connection refused. " +
+            "Start one, pass Couchbase:ConnectionString=..., or run with --loopback (an in-process test double).", unreachable.Message);
+    }
+
     private static string FindUp(string relative)
     {
         for (var dir = new DirectoryInfo(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
