@@ -11,8 +11,11 @@ using Microsoft.Extensions.Options;
 namespace Compression.Tool.Couchbase;
 
 /// <summary>A Couchbase collection named as in the configuration: <c>bucket.scope.collection</c>.</summary>
-internal sealed record CouchbaseNamespace(string Name, string Bucket, string Scope, string Collection)
+internal sealed record CouchbaseNamespace(string Name, string Bucket, string Scope, string Collection) : ILiveNamespace
 {
+    /// <summary>The bucket: one engine each.</summary>
+    string ILiveNamespace.Database => Bucket;
+
     public static CouchbaseNamespace Parse(string name)
     {
         string[] parts = name.Split('.');
@@ -26,28 +29,18 @@ internal sealed record CouchbaseNamespace(string Name, string Bucket, string Sco
 }
 
 /// <summary>
-/// What every Couchbase command works on: per bucket, the services the application registers
-/// (<c>services.AddCouchbase(configuration.GetSection("Couchbase"))</c> and
-/// <c>AddDocumentCompression(configuration).AddCouchbase(bucket)</c>), so namespaces have the application's settings and
-/// dictionaries come from the same <see cref="Compression.Couchbase.CouchbaseDictionaryStore"/> in the bucket.
+/// What every Couchbase command works on (<see cref="LiveSession{TNamespace}"/>): per bucket, the services the
+/// application registers (<c>services.AddCouchbase(configuration.GetSection("Couchbase"))</c> and
+/// <c>AddDocumentCompression(configuration).AddCouchbase(bucket)</c>), so dictionaries come from the same
+/// <see cref="Compression.Couchbase.CouchbaseDictionaryStore"/> in the bucket.
 /// </summary>
-internal sealed class CouchbaseSession : IAsyncDisposable
+internal sealed class CouchbaseSession : LiveSession<CouchbaseNamespace>
 {
-    private readonly Dictionary<string, ServiceProvider> _providers = new(StringComparer.Ordinal);
-    private readonly IConfiguration _configuration;
     private readonly string _connection;
-    private readonly Action<string, CompressionEngineOptions>? _override;
 
     private CouchbaseSession(IConfiguration configuration, string connection, IReadOnlyList<CouchbaseNamespace> namespaces,
         Action<string, CompressionEngineOptions>? @override)
-    {
-        _configuration = configuration;
-        _connection = connection;
-        Namespaces = namespaces;
-        _override = @override;
-    }
-
-    public IReadOnlyList<CouchbaseNamespace> Namespaces { get; }
+        : base(configuration, namespaces, @override) => _connection = connection;
 
     /// <exception cref="UsageException">A missing or wrong namespace or setting; the message says which.</exception>
     public static CouchbaseSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override = null)
@@ -55,29 +48,11 @@ internal sealed class CouchbaseSession : IAsyncDisposable
         IConfiguration configuration = LiveConfiguration.Read(settings.ConfigPath);
         string connection = CouchbasePlugin.Connection(settings, configuration)
             ?? throw new UsageException($"No Couchbase connection string: give --connection couchbase://..., or --config with '{CouchbasePlugin.ConnectionKey}'.");
-        List<string> names = settings.Namespaces.Count > 0
-            ? [.. settings.Namespaces]
-            : [.. configuration.GetSection($"{CompressionEngineOptions.SectionName}:Namespaces").GetChildren().Select(c => c.Key)];
-        if (names.Count == 0)
-        {
-            throw new UsageException(
-                "No namespace: give --namespace bucket.scope.collection, or --config with 'Compression:Namespaces' keyed bucket.scope.collection.");
-        }
-        var namespaces = names.Distinct(StringComparer.Ordinal).Select(CouchbaseNamespace.Parse).ToList();
+        List<CouchbaseNamespace> namespaces = [.. NamespaceNames(settings, configuration, "bucket.scope.collection").Select(CouchbaseNamespace.Parse)];
         var session = new CouchbaseSession(configuration, connection, namespaces, @override);
-        try
-        {
-            foreach (string bucket in namespaces.Select(n => n.Bucket).Distinct(StringComparer.Ordinal)) session.Provider(bucket);
-        }
-        catch
-        {
-            foreach (ServiceProvider provider in session._providers.Values) provider.Dispose();
-            throw;
-        }
+        session.BuildEngines();
         return session;
     }
-
-    public CompressionEngine Engine(CouchbaseNamespace ns) => Provider(ns.Bucket).GetRequiredService<CompressionEngine>();
 
     /// <summary>The SDK's collection itself (no compression decorator: the commands read and write bodies as they are).</summary>
     public async Task<ICouchbaseCollection> CollectionAsync(CouchbaseNamespace ns)
@@ -97,55 +72,23 @@ internal sealed class CouchbaseSession : IAsyncDisposable
         return await scope.CollectionAsync(options.StoreCollectionName).ConfigureAwait(false);
     }
 
-    /// <summary>The namespace's handle with its current dictionary loaded; the tool's engine never trains on its own.</summary>
-    public async Task<CompressionNamespace> OpenAsync(CouchbaseNamespace ns, CancellationToken cancellationToken)
+    protected override DocumentCompressionBuilder AddCompression(IServiceCollection services, string database)
     {
-        CompressionNamespace handle = Engine(ns).GetNamespace(ns.Name);
-        handle.State.LastTrainingTimestamp = TimeProvider.System.GetTimestamp(); // with MinTrainingInterval at its maximum
-        await handle.RefreshAsync(cancellationToken).ConfigureAwait(false);
-        return handle;
-    }
-
-    public async ValueTask DisposeAsync()
-    {
-        foreach (ServiceProvider provider in _providers.Values)
-        {
-            if (provider.GetService<ICouchbaseLifetimeService>() is { } lifetime) await lifetime.CloseAsync().ConfigureAwait(false);
-            await provider.DisposeAsync().ConfigureAwait(false);
-        }
-    }
-
-    private ServiceProvider Provider(string bucket)
-    {
-        if (_providers.TryGetValue(bucket, out ServiceProvider? existing)) return existing;
-        var services = new ServiceCollection();
         services.AddLogging();
-        services.AddCouchbase(_configuration.GetSection("Couchbase"));
+        services.AddCouchbase(Configuration.GetSection("Couchbase"));
         services.Configure<global::Couchbase.ClusterOptions>(o => o.ConnectionString = _connection);
-        services.AddDocumentCompression(_configuration)
-            .AddCouchbase(bucket)
-            .Configure(options =>
-            {
-                foreach (CouchbaseNamespace ns in Namespaces.Where(n => n.Bucket == bucket))
-                {
-                    if (!options.Namespaces.TryGetValue(ns.Name, out NamespaceOptions? settings))
-                        options.Namespaces[ns.Name] = settings = options.Defaults.Clone();
-                    settings.Dictionary.MinTrainingInterval = TimeSpan.MaxValue; // see OpenAsync
-                    _override?.Invoke(ns.Name, options);
-                }
-            });
-        ServiceProvider provider = services.BuildServiceProvider();
-        try
-        {
-            _ = provider.GetRequiredService<IOptions<CompressionEngineOptions>>().Value; // validated here: every error at once
-            _ = provider.GetRequiredService<IOptions<CouchbaseCompressionOptions>>().Value;
-        }
-        catch (OptionsValidationException ex)
-        {
-            provider.Dispose();
-            throw new UsageException($"The compression settings are invalid:{Environment.NewLine}  {string.Join($"{Environment.NewLine}  ", ex.Failures)}");
-        }
-        _providers[bucket] = provider;
-        return provider;
+        return services.AddDocumentCompression(Configuration).AddCouchbase(database);
+    }
+
+    protected override void Validate(ServiceProvider provider)
+    {
+        base.Validate(provider);
+        _ = provider.GetRequiredService<IOptions<CouchbaseCompressionOptions>>().Value;
+    }
+
+    /// <summary>The SDK's cluster is closed before its services are disposed.</summary>
+    protected override async ValueTask CloseAsync(ServiceProvider provider)
+    {
+        if (provider.GetService<ICouchbaseLifetimeService>() is { } lifetime) await lifetime.CloseAsync().ConfigureAwait(false);
     }
 }

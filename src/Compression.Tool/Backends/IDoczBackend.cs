@@ -4,9 +4,11 @@ namespace Compression.Tool.Backends;
 
 /// <summary>
 /// A database docz's live commands run on: the commands parse and check their options, choose the backend
-/// (<see cref="DoczBackends.Choose"/>) and hand it the run; the backend opens its session, reads and rewrites the documents
-/// in its own stored layout (scan, compare-and-swap replace, checkpoint) and writes the command's report through the
-/// <see cref="LiveOutput"/> it is given, with the command's own table (<c>TrainCommand.ToTable</c>, ...). MongoDB is built in
+/// (<see cref="DoczBackends.Choose"/>) and hand it the run. Every backend runs the commands' shared flow,
+/// <see cref="LiveBackend{TSession, TNamespace, TDocument}"/> (session, namespaces, reports written through the
+/// <see cref="LiveOutput"/> it is given with the command's own table, <c>TrainCommand.ToTable</c>, ...), and provides
+/// only its database's parts: its session, its scan and stored layout, its compare-and-swap replace, its checkpoint
+/// storage (docs/adapters.md, "docz backend"). MongoDB is built in
 /// (<c>Backends/MongoDB/</c>); Couchbase is a plugin, <c>Compression.Tool.Couchbase</c>, outside Compression.sln because
 /// CouchbaseNetClient does not restore everywhere (<c>Backends/Couchbase/CouchbasePlugin.cs</c> loads it).
 /// Each method runs one command to the end and returns its exit code (docs/docz.md); bad usage is a <see cref="UsageException"/>.

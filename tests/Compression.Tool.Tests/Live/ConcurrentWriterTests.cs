@@ -50,7 +50,7 @@ public sealed class ConcurrentWriterTests(MongoFixture fixture) : IClassFixture<
                 await movies.DeleteOneAsync(new BsonDocument("_id", deleted));
             },
         };
-        RewriteResult result = await rewriter.RunAsync(CancellationToken.None);
+        RewriteResult result = await rewriter.RunAsync(new LiveOutput(TextWriter.Null, TextWriter.Null, settings), CancellationToken.None);
 
         Assert.True(interfered);
         Assert.Equal(0, result.Failed);
@@ -96,7 +96,7 @@ public sealed class ConcurrentWriterTests(MongoFixture fixture) : IClassFixture<
                 await movies.ReplaceOneAsync(new BsonDocument("_id", dotted["_id"]), new BsonDocument(dotted) { ["price.usd"] = 12 });
             },
         };
-        RewriteResult result = await rewriter.RunAsync(CancellationToken.None);
+        RewriteResult result = await rewriter.RunAsync(new LiveOutput(TextWriter.Null, TextWriter.Null, settings), CancellationToken.None);
 
         Assert.Equal(0, result.Failed);
         Assert.Equal(41, result.Written); // the two changed ones from their new form

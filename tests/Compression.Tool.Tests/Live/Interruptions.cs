@@ -69,6 +69,6 @@ internal static class RewriteInterruption
         {
             BeforeWrite = _ => ++batches == 2 ? throw new IOException("interrupted (test)") : Task.CompletedTask,
         };
-        await Assert.ThrowsAsync<IOException>(() => rewriter.RunAsync(CancellationToken.None));
+        await Assert.ThrowsAsync<IOException>(() => rewriter.RunAsync(new LiveOutput(TextWriter.Null, TextWriter.Null, settings), CancellationToken.None));
     }
 }

@@ -7,7 +7,8 @@ using MongoDB.Driver;
 namespace Compression.Tool.Backends.MongoDB;
 
 /// <summary>
-/// Rewrites a collection in place, in <c>_id</c> order and in batches, resumable from a <see cref="RewriteCheckpoint"/>.
+/// Rewrites a collection in place, in <c>_id</c> order and in batches, resumable from its checkpoint
+/// (<see cref="RewritePass{TItem, TKey}"/>, kept by <see cref="MongoCheckpointStore"/>).
 /// Crash safety (docs/docz.md): every replacement is a compare-and-swap, filtered on the whole document exactly as it
 /// was read (<see cref="DocumentScan.AsRead"/>), so a document already rewritten, or changed by someone else since, is never
 /// rewritten from a stale copy; the checkpoint is written only after the batch's writes are acknowledged; on a restart
@@ -16,6 +17,8 @@ namespace Compression.Tool.Backends.MongoDB;
 /// </summary>
 internal sealed class CollectionRewriter(MongoSession session, MongoNamespace ns, StoredDocumentCodec codec, RewriteOptions options, LiveSettings settings,
     BsonDocument? filter = null)
+    : RewritePass<ScannedDocument, BsonValue>(codec.Namespace, ns.Name, new MongoCheckpointStore(session.Database(ns.Database), ns, options.ModeName), options,
+        settings, FilterParameter(filter))
 {
     private const int Attempts = 3;
 
@@ -25,53 +28,39 @@ internal sealed class CollectionRewriter(MongoSession session, MongoNamespace ns
     internal static string? FilterParameter(BsonDocument? filter) =>
         filter?.ToJson(new global::MongoDB.Bson.IO.JsonWriterSettings { OutputMode = global::MongoDB.Bson.IO.JsonOutputMode.CanonicalExtendedJson });
 
-    /// <summary>Called after each batch with the number of documents it held.</summary>
-    public Action<long>? Progress { get; init; }
-
     /// <summary>Test hook: runs after a batch is read and decided, before its writes (what another client may do meanwhile).</summary>
     internal Func<IReadOnlyList<ScannedDocument>, Task>? BeforeWrite { get; init; }
 
-    public async Task<RewriteResult> RunAsync(CancellationToken cancellationToken)
+    /// <summary>The documents after <paramref name="after"/> that match the filter, through one cursor; the progress bar expects the whole collection.</summary>
+    protected override async Task<BatchScan<ScannedDocument>> ScanAsync(BsonValue? after, CancellationToken cancellationToken)
     {
-        DictionaryRecord? current = codec.Namespace.CurrentDictionary;
-        string parameters = options.ParametersFor(current, FilterParameter(filter));
-        RewriteCheckpoint checkpoint = await RewriteCheckpoint.LoadAsync(session.Database(ns.Database), ns, options.ModeName, parameters,
-            options.Restart, cancellationToken).ConfigureAwait(false);
-        long scanned = 0;
-        await foreach (IReadOnlyList<ScannedDocument> batch in DocumentScan.BatchesAsync(_collection, checkpoint.After, filter,
-            settings.BatchSize, cancellationToken).ConfigureAwait(false))
-        {
-            var pending = new List<(ScannedDocument Read, byte[] Replacement)>(batch.Count);
-            foreach (ScannedDocument document in batch)
-            {
-                Decision decision = await DecideAsync(document, current, cancellationToken).ConfigureAwait(false);
-                Count(checkpoint, document, decision, pending);
-            }
-            await WriteAsync(pending, checkpoint, current, cancellationToken).ConfigureAwait(false);
-
-            checkpoint.After = batch[^1].Id;
-            await checkpoint.SaveAsync(ns, options.ModeName, parameters, done: false, cancellationToken).ConfigureAwait(false);
-            scanned += batch.Count;
-            Progress?.Invoke(batch.Count);
-        }
-        await checkpoint.SaveAsync(ns, options.ModeName, parameters, done: true, cancellationToken).ConfigureAwait(false);
-        return new RewriteResult(ns.Name, options.ModeName, checkpoint.Resumed, checkpoint.Runs, scanned, checkpoint.Written, checkpoint.Skipped,
-            checkpoint.Unchanged, checkpoint.Failed, checkpoint.Failures, current?.Id, current?.Version);
+        long total = await _collection.EstimatedDocumentCountAsync(cancellationToken: cancellationToken).ConfigureAwait(false);
+        return new BatchScan<ScannedDocument>(total, DocumentScan.BatchesAsync(_collection, after, filter, Settings.BatchSize, cancellationToken));
     }
 
-    private void Count(RewriteCheckpoint checkpoint, ScannedDocument document, Decision decision, List<(ScannedDocument, byte[])> pending)
+    protected override BsonValue KeyOf(ScannedDocument item) => item.Id;
+
+    /// <summary>Decides each document, then writes the replacements in one unordered bulk write; those that matched nothing are settled alone.</summary>
+    protected override async Task RewriteBatchAsync(IReadOnlyList<ScannedDocument> batch, RewriteCheckpoint<BsonValue> checkpoint,
+        CancellationToken cancellationToken)
     {
-        switch (decision.Kind)
+        var pending = new List<(ScannedDocument Read, byte[] Replacement)>(batch.Count);
+        foreach (ScannedDocument document in batch)
         {
-            case DecisionKind.Write: pending.Add((document, decision.Replacement!)); break;
-            case DecisionKind.Skip: checkpoint.Skipped++; break;
-            case DecisionKind.Unchanged: checkpoint.Unchanged++; break;
-            default: checkpoint.AddFailure(document.Id, decision.Error!, settings.MaxFailures); break;
+            Decision decision = await DecideAsync(document, Current, cancellationToken).ConfigureAwait(false);
+            Count(checkpoint, document, decision, pending);
         }
+        await WriteAsync(pending, checkpoint, Current, cancellationToken).ConfigureAwait(false);
+    }
+
+    private void Count(RewriteCheckpoint<BsonValue> checkpoint, ScannedDocument document, Decision decision, List<(ScannedDocument, byte[])> pending)
+    {
+        if (decision.Kind == DecisionKind.Write) pending.Add((document, decision.Replacement!));
+        else checkpoint.Count(decision.Kind, Shell.Of(document.Id), decision.Error, Settings.MaxFailures);
     }
 
     /// <summary>Writes a batch's replacements; those that matched nothing are read again and decided anew.</summary>
-    private async Task WriteAsync(List<(ScannedDocument Read, byte[] Replacement)> pending, RewriteCheckpoint checkpoint, DictionaryRecord? current,
+    private async Task WriteAsync(List<(ScannedDocument Read, byte[] Replacement)> pending, RewriteCheckpoint<BsonValue> checkpoint, DictionaryRecord? current,
         CancellationToken cancellationToken)
     {
         if (pending.Count == 0) return;
@@ -110,14 +99,14 @@ internal sealed class CollectionRewriter(MongoSession session, MongoNamespace ns
             (ScannedDocument read, byte[] replacement) = pending[i];
             if (errors.TryGetValue(i, out string? error))
             {
-                checkpoint.AddFailure(read.Id, error, settings.MaxFailures);
+                checkpoint.Count(DecisionKind.Fail, Shell.Of(read.Id), error, Settings.MaxFailures);
                 continue;
             }
             await SettleAsync(read, replacement, checkpoint, current, cancellationToken).ConfigureAwait(false);
         }
     }
 
-    private async Task SettleAsync(ScannedDocument read, byte[] replacement, RewriteCheckpoint checkpoint, DictionaryRecord? current,
+    private async Task SettleAsync(ScannedDocument read, byte[] replacement, RewriteCheckpoint<BsonValue> checkpoint, DictionaryRecord? current,
         CancellationToken cancellationToken)
     {
         for (int attempt = 1; ; attempt++)
@@ -141,7 +130,7 @@ internal sealed class CollectionRewriter(MongoSession session, MongoNamespace ns
             }
             if (attempt == Attempts)
             {
-                checkpoint.AddFailure(read.Id, $"it changed under every one of {Attempts} attempts to replace it; left as it is", settings.MaxFailures);
+                checkpoint.Count(DecisionKind.Fail, Shell.Of(read.Id), $"it changed under every one of {Attempts} attempts to replace it; left as it is", Settings.MaxFailures);
                 return;
             }
             replacement = decision.Replacement!;
@@ -195,7 +184,7 @@ internal sealed class CollectionRewriter(MongoSession session, MongoNamespace ns
         try
         {
             StoredKind kind = StoredDocumentCodec.Classify(document.Bytes);
-            switch (options.Mode)
+            switch (Options.Mode)
             {
                 case RewriteMode.Compress:
                     if (kind == StoredKind.Plain) return Checked(document.Bytes, codec.Compress(document.Bytes));
@@ -218,7 +207,7 @@ internal sealed class CollectionRewriter(MongoSession session, MongoNamespace ns
                     return Decision.Write(plain);
                 default:
                     if (kind == StoredKind.Plain) return Decision.Unchanged; // migrate compresses it
-                    if (options.Level is null && EnvelopeDictionary(document.Bytes) is { } used && used == current?.Id) return Decision.Unchanged;
+                    if (Options.Level is null && EnvelopeDictionary(document.Bytes) is { } used && used == current?.Id) return Decision.Unchanged;
                     byte[] original = (await DecodeAsync(document, cancellationToken).ConfigureAwait(false)).Plain;
                     LiveChecks.WellFormed(original);
                     Decision again = Checked(original, codec.Compress(original));
@@ -257,14 +246,6 @@ internal sealed class CollectionRewriter(MongoSession session, MongoNamespace ns
 
     private static uint? EnvelopeDictionary(byte[] stored) =>
         DocumentEnvelope.TryReadHeader(StoredDocumentCodec.Envelope(stored), out EnvelopeHeader header) ? header.DictionaryId : null;
-
-    private enum DecisionKind
-    {
-        Write,
-        Skip,
-        Unchanged,
-        Fail,
-    }
 
     private readonly record struct Decision(DecisionKind Kind, byte[]? Replacement, string? Error)
     {

@@ -3,37 +3,26 @@ using Compression.MongoDB;
 using Compression.Tool.Live;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
-using Microsoft.Extensions.Options;
 using MongoDB.Bson;
 using MongoDB.Driver;
 
 namespace Compression.Tool.Backends.MongoDB;
 
 /// <summary>
-/// What every live command works on: one <see cref="MongoClient"/>, and per database an engine built the way the
-/// application builds its own (<c>AddDocumentCompression(configuration).AddMongoDB(database, ...)</c>), so namespaces
-/// have the application's settings and dictionaries come from the same <see cref="MongoDictionaryStore"/>.
+/// What every live command works on (<see cref="LiveSession{TNamespace}"/>): one <see cref="MongoClient"/>, and per
+/// database an engine built as the application builds its own (<c>AddDocumentCompression(configuration).AddMongoDB(database, ...)</c>),
+/// so dictionaries come from the same <see cref="MongoDictionaryStore"/>.
 /// </summary>
-internal sealed class MongoSession : IAsyncDisposable
+internal sealed class MongoSession : LiveSession<MongoNamespace>
 {
     /// <summary>The configuration key of the connection string when <c>--connection</c> is not given (as in the samples).</summary>
     public const string ConnectionKey = "MongoDB:ConnectionString";
 
     private readonly MongoClient _client;
-    private readonly Dictionary<string, ServiceProvider> _providers = new(StringComparer.Ordinal);
-    private readonly IConfiguration _configuration;
-    private readonly Action<string, CompressionEngineOptions>? _override;
 
     private MongoSession(MongoClient client, IConfiguration configuration, IReadOnlyList<MongoNamespace> namespaces,
         Action<string, CompressionEngineOptions>? @override)
-    {
-        _client = client;
-        _configuration = configuration;
-        Namespaces = namespaces;
-        _override = @override;
-    }
-
-    public IReadOnlyList<MongoNamespace> Namespaces { get; }
+        : base(configuration, namespaces, @override) => _client = client;
 
     /// <summary>
     /// Reads the configuration, finds the connection string and the namespaces, and checks the compression settings by
@@ -50,17 +39,7 @@ internal sealed class MongoSession : IAsyncDisposable
             ?? configuration.GetConnectionString("MongoDB")
             ?? throw new UsageException(
                 $"No MongoDB connection string: give --connection mongodb://..., or --config with '{ConnectionKey}' (or 'ConnectionStrings:MongoDB').");
-
-        List<string> names = settings.Namespaces.Count > 0
-            ? [.. settings.Namespaces]
-            : [.. configuration.GetSection($"{CompressionEngineOptions.SectionName}:Namespaces").GetChildren().Select(c => c.Key)];
-        if (names.Count == 0)
-        {
-            throw new UsageException(
-                "No namespace: give --namespace database.collection, or --config with 'Compression:Namespaces' keyed database.collection.");
-        }
-        var namespaces = new List<MongoNamespace>();
-        foreach (string name in names.Distinct(StringComparer.Ordinal)) namespaces.Add(MongoNamespace.Parse(name));
+        List<MongoNamespace> namespaces = [.. NamespaceNames(settings, configuration, "database.collection").Select(MongoNamespace.Parse)];
 
         MongoClient client;
         try
@@ -73,15 +52,7 @@ internal sealed class MongoSession : IAsyncDisposable
         }
 
         var session = new MongoSession(client, configuration, namespaces, @override);
-        try
-        {
-            foreach (string database in namespaces.Select(n => n.Database).Distinct(StringComparer.Ordinal)) session.Provider(database);
-        }
-        catch
-        {
-            client.Dispose();
-            throw;
-        }
+        session.BuildEngines();
         return session;
     }
 
@@ -90,61 +61,18 @@ internal sealed class MongoSession : IAsyncDisposable
     public IMongoCollection<RawBsonDocument> Collection(MongoNamespace ns) =>
         Database(ns.Database).GetCollection<RawBsonDocument>(ns.Collection).WithWriteConcern(WriteConcern.WMajority);
 
-    /// <summary>The engine of a namespace's database.</summary>
-    public CompressionEngine Engine(MongoNamespace ns) => Provider(ns.Database).GetRequiredService<CompressionEngine>();
+    /// <summary>The namespace's handle with its current dictionary loaded, in the serializer's stored layout.</summary>
+    public async Task<StoredDocumentCodec> OpenAsync(MongoNamespace ns, CancellationToken cancellationToken) =>
+        new(await OpenNamespaceAsync(ns, cancellationToken).ConfigureAwait(false));
 
-    /// <summary>
-    /// The namespace's handle with its current dictionary loaded (store failures are thrown, not logged). The tool's engine
-    /// never trains on its own: what it compresses uses the dictionary published when the command starts; <c>train</c>
-    /// publishes new ones, explicitly.
-    /// </summary>
-    public async Task<StoredDocumentCodec> OpenAsync(MongoNamespace ns, CancellationToken cancellationToken)
-    {
-        CompressionNamespace handle = Engine(ns).GetNamespace(ns.Name);
-        handle.State.LastTrainingTimestamp = TimeProvider.System.GetTimestamp(); // with MinTrainingInterval at its maximum
-        await handle.RefreshAsync(cancellationToken).ConfigureAwait(false);
-        return new StoredDocumentCodec(handle);
-    }
+    protected override DocumentCompressionBuilder AddCompression(IServiceCollection services, string database) =>
+        services.AddDocumentCompression(Configuration).AddMongoDB(_client.GetDatabase(database), _ => { });
 
-    public async ValueTask DisposeAsync()
-    {
-        foreach (ServiceProvider provider in _providers.Values) await provider.DisposeAsync().ConfigureAwait(false);
-        _client.Dispose();
-    }
-
-    private ServiceProvider Provider(string database)
-    {
-        if (_providers.TryGetValue(database, out ServiceProvider? existing)) return existing;
-        var services = new ServiceCollection();
-        services.AddDocumentCompression(_configuration)
-            .AddMongoDB(_client.GetDatabase(database), _ => { })
-            .Configure(options =>
-            {
-                foreach (MongoNamespace ns in Namespaces.Where(n => n.Database == database))
-                {
-                    if (!options.Namespaces.TryGetValue(ns.Name, out NamespaceOptions? settings))
-                        options.Namespaces[ns.Name] = settings = options.Defaults.Clone();
-                    settings.Dictionary.MinTrainingInterval = TimeSpan.MaxValue; // see OpenAsync
-                    _override?.Invoke(ns.Name, options);
-                }
-            });
-        ServiceProvider provider = services.BuildServiceProvider();
-        try
-        {
-            _ = provider.GetRequiredService<IOptions<CompressionEngineOptions>>().Value; // validated here: every error at once
-        }
-        catch (OptionsValidationException ex)
-        {
-            provider.Dispose();
-            throw new UsageException($"The compression settings are invalid:{Environment.NewLine}  {string.Join($"{Environment.NewLine}  ", ex.Failures)}");
-        }
-        _providers[database] = provider;
-        return provider;
-    }
+    protected override void ReleaseClient() => _client.Dispose();
 }
 
 /// <summary>A collection named as in the configuration: <c>database.collection</c> (the first dot separates them).</summary>
-internal sealed record MongoNamespace(string Name, string Database, string Collection)
+internal sealed record MongoNamespace(string Name, string Database, string Collection) : ILiveNamespace
 {
     public static MongoNamespace Parse(string name)
     {
