@@ -205,7 +205,9 @@ internal sealed class StoredDocumentCodec
     public ValueTask EnsureDictionaryAsync(ReadOnlyMemory<byte> stored, CancellationToken cancellationToken)
     {
         ReadOnlySpan<byte> envelope = Envelope(stored.Span);
-        return envelope.IsEmpty ? ValueTask.CompletedTask : Namespace.EnsureDictionaryAsync(envelope, cancellationToken);
+        if (envelope.IsEmpty) return ValueTask.CompletedTask;
+        ValueTask<ZstdDictionary?> load = Namespace.PreloadDictionaryAsync(envelope, cancellationToken);
+        return load.IsCompletedSuccessfully ? ValueTask.CompletedTask : new ValueTask(load.AsTask());
     }
 
     private void Split(ReadOnlySpan<byte> plain, ArrayBufferWriter<byte>? clear, ArrayBufferWriter<byte> rest)
