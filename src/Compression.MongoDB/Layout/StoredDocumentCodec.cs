@@ -46,10 +46,17 @@ internal sealed class StoredDocumentCodec
 
     private readonly byte[][] _clearNames;
 
+    /// <summary>The codec of a namespace with its configured clear fields (<c>ClearFields</c>).</summary>
     public StoredDocumentCodec(CompressionNamespace @namespace)
+        : this(@namespace, MongoNamespaceSettings.ClearFieldsOf(@namespace))
+    {
+    }
+
+    /// <summary>The codec of a namespace with the given clear fields (top-level element names).</summary>
+    public StoredDocumentCodec(CompressionNamespace @namespace, IEnumerable<string> clearFields)
     {
         Namespace = @namespace;
-        _clearNames = [.. StoredLayout.ClearNames(StoredLayout.DiscriminatorName(typeof(object)), MongoNamespaceSettings.ClearFieldsOf(@namespace)).Select(Encoding.UTF8.GetBytes)];
+        _clearNames = [.. StoredLayout.ClearNames(StoredLayout.DiscriminatorName(typeof(object)), clearFields).Select(Encoding.UTF8.GetBytes)];
     }
 
     public CompressionNamespace Namespace { get; }
