@@ -139,6 +139,24 @@ public sealed class DependencyInjectionTests(MongoFixture fixture) : IClassFixtu
     }
 
     [Fact]
+    public async Task MapOfBsonDocument_FailsTheStart_NamingTheNamespaceKeyAndGetCompressedCollection()
+    {
+        await using var db = Server.CreateDatabase("di-bson");
+        using IHost host = Build(db, new Dictionary<string, string?>(),
+            mongo => mongo.Map<BsonDocument>("raw").Map<BsonDocument>("events").Map<RawBsonDocument>("blobs"));
+
+        var ex = await Assert.ThrowsAsync<InvalidOperationException>(() => host.StartAsync());
+        Assert.Contains($"Compression:Namespaces:{db.Name}.raw: Map<BsonDocument>(\"raw\") cannot work: the driver has one serializer per CLR type for every collection " +
+            "and refuses one for BsonDocument (a BsonValue). Remove it from AddMongoDB and take the collection with " +
+            "database.GetCompressedCollection<BsonDocument>(\"raw\", engine) (Compression.MongoDB; engine: the CompressionEngine from the container); " +
+            $"its clear fields are Compression:Namespaces:{db.Name}.raw:ClearFields (top-level element names).", ex.Message, StringComparison.Ordinal);
+        Assert.Contains($"Compression:Namespaces:{db.Name}.events: Map<BsonDocument>(\"events\") cannot work", ex.Message, StringComparison.Ordinal);
+        Assert.Contains($"Compression:Namespaces:{db.Name}.blobs: Map<RawBsonDocument>(\"blobs\") cannot work", ex.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("Compression:Defaults", ex.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("before the first GetCollection", ex.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void TypeMappedTwice_OrAdapterAddedTwice_IsRefusedAtRegistration()
     {
         var services = new ServiceCollection();
