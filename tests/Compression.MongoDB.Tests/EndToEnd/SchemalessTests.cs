@@ -52,6 +52,12 @@ public sealed class SchemalessTests(MongoFixture fixture) : IClassFixture<MongoF
         }
         var read = await movies.Find(FilterDefinition<BsonDocument>.Empty).ToListAsync();
         Assert.Equal(written.Select(Bytes), read.OrderBy(d => written.FindIndex(w => w["_id"] == d["_id"])).Select(Bytes));
+
+        // Without an _id, the document gets one on insert, as with the driver's own serializer, and reads back with it.
+        var withoutId = new BsonDocument { { "title", "No id" }, { "plot", "Nobody gave it one." } };
+        await movies.InsertOneAsync(withoutId);
+        Assert.Equal(BsonType.ObjectId, withoutId["_id"].BsonType);
+        Assert.Equal(Bytes(withoutId), Bytes(await movies.Find(Builders<BsonDocument>.Filter.Eq("title", "No id")).SingleAsync()));
     }
 
     [Fact]
