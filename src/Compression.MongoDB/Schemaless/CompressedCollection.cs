@@ -48,8 +48,8 @@ internal sealed class CompressedCollection<TDocument> : IMongoCollection<TDocume
         if (constructor is null)
         {
             throw new NotSupportedException(
-                $"{type.FullName} of {type.Assembly.GetName().Name} {type.Assembly.GetName().Version} has no constructor taking a document serializer: " +
-                "compressed BsonDocument collections need MongoDB.Driver 3.x as this package was built against (it was tested with the version its package depends on).");
+                $"{type.FullName} ({type.Assembly.GetName().Name} {type.Assembly.GetName().Version}) has no constructor taking a document serializer: a compressed " +
+                $"{typeof(TDocument).Name} collection needs the collection MongoDB.Driver's own IMongoDatabase returns, of the driver version this package depends on (it was tested with that one).");
         }
         return (IMongoCollection<TDocument>)constructor.Invoke([plain.Database, plain.CollectionNamespace, plain.Settings, cluster!.GetValue(plain), executor!.GetValue(plain), serializer]);
     }

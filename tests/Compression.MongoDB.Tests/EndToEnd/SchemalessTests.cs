@@ -1,3 +1,4 @@
+using System.Reflection;
 using Compression.Dictionaries;
 using Compression.Testing.Mongo;
 using MongoDB.Bson;
@@ -222,6 +223,45 @@ public sealed class SchemalessTests(MongoFixture fixture) : IClassFixture<MongoF
         IMongoCollection<BsonDocument> reader = movies.WithReadPreference(ReadPreference.Primary).WithReadConcern(ReadConcern.Majority);
         Assert.Same(movies.DocumentSerializer.GetType(), reader.DocumentSerializer.GetType());
         Assert.Equal(Bytes(movie), Bytes(await reader.Find(FilterDefinition<BsonDocument>.Empty).SingleAsync()));
+    }
+
+    [Fact]
+    public async Task ADatabaseThatIsNotTheDriversOwn_IsRefusedWhenTheCollectionIsMade_AndOfTypeIsRefused()
+    {
+        await using var db = Server.CreateDatabase("schemaless-refused");
+        await using var engine = E2e.Engine(db.Database);
+        var wrapped = DispatchProxy.Create<IMongoDatabase, ForwardingDatabase>();
+        ((ForwardingDatabase)(object)wrapped).Inner = db.Database;
+        var ex = Assert.Throws<NotSupportedException>(() => wrapped.GetCompressedCollection<BsonDocument>("movies", engine));
+        Assert.Contains("has no constructor taking a document serializer", ex.Message, StringComparison.Ordinal);
+
+        IMongoCollection<BsonDocument> movies = db.Database.GetCompressedCollection<BsonDocument>("movies", engine);
+        Assert.Throws<NotSupportedException>(() => movies.OfType<RawBsonDocument>());
+    }
+
+    /// <summary>An <see cref="IMongoDatabase"/> of someone else's (instrumentation, a test double) whose collections wrap the driver's.</summary>
+    public class ForwardingDatabase : DispatchProxy
+    {
+        public IMongoDatabase Inner { get; set; } = null!;
+
+        protected override object? Invoke(MethodInfo? targetMethod, object?[]? args)
+        {
+            object? result = targetMethod!.Invoke(Inner, args);
+            if (result is IMongoCollection<BsonDocument> collection)
+            {
+                var forwarding = DispatchProxy.Create<IMongoCollection<BsonDocument>, ForwardingCollection>();
+                ((ForwardingCollection)(object)forwarding).Inner = collection;
+                return forwarding;
+            }
+            return result;
+        }
+    }
+
+    public class ForwardingCollection : DispatchProxy
+    {
+        public IMongoCollection<BsonDocument> Inner { get; set; } = null!;
+
+        protected override object? Invoke(MethodInfo? targetMethod, object?[]? args) => targetMethod!.Invoke(Inner, args);
     }
 
     [Fact]
