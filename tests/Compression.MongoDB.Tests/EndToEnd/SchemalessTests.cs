@@ -124,6 +124,31 @@ public sealed class SchemalessTests(MongoFixture fixture) : IClassFixture<MongoF
     }
 
     [Fact]
+    public async Task ReplaceFindOneAndReplaceBulkWriteAndAggregate_WriteCompressed_AndReadBackByteForByte()
+    {
+        await using var db = Server.CreateDatabase("schemaless-paths");
+        await using var engine = E2e.Engine(db.Database);
+        IMongoCollection<BsonDocument> movies = db.Database.GetCompressedCollection<BsonDocument>("movies", engine, ClearTitleAndYear);
+        IMongoCollection<BsonDocument> plain = db.Database.GetCollection<BsonDocument>("movies");
+        BsonDocument first = Movie(1), second = Movie(2), third = Movie(3);
+        await movies.BulkWriteAsync([new InsertOneModel<BsonDocument>(first.DeepClone().AsBsonDocument), new InsertOneModel<BsonDocument>(second.DeepClone().AsBsonDocument)]);
+
+        BsonDocument replacement = Movie(4);
+        replacement["_id"] = first["_id"];
+        await movies.ReplaceOneAsync(Builders<BsonDocument>.Filter.Eq("_id", first["_id"]), replacement.DeepClone().AsBsonDocument);
+        BsonDocument secondReplacement = Movie(5);
+        secondReplacement["_id"] = second["_id"];
+        BsonDocument before = await movies.FindOneAndReplaceAsync(Builders<BsonDocument>.Filter.Eq("_id", second["_id"]), secondReplacement.DeepClone().AsBsonDocument);
+        Assert.Equal(Bytes(second), Bytes(before));
+        third["_id"] = second["_id"];
+        await movies.BulkWriteAsync([new ReplaceOneModel<BsonDocument>(Builders<BsonDocument>.Filter.Eq("title", "Title 5"), third.DeepClone().AsBsonDocument)]);
+
+        Assert.All(await plain.Find(FilterDefinition<BsonDocument>.Empty).ToListAsync(), stored => Assert.Equal(["_id", "title", "year", "_z"], stored.Names.ToArray()));
+        var aggregated = await movies.Aggregate().Match(Builders<BsonDocument>.Filter.Gte("year", 1950)).Sort(Builders<BsonDocument>.Sort.Ascending("year")).ToListAsync();
+        Assert.Equal(new[] { third, replacement }.Select(Bytes), aggregated.Select(Bytes));
+    }
+
+    [Fact]
     public async Task LegacyPlainDocuments_AndAnApplicationFieldNamedZ_ReadAsTheyAre()
     {
         await using var db = Server.CreateDatabase("schemaless-legacy");
