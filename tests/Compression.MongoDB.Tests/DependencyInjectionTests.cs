@@ -152,6 +152,7 @@ public sealed class DependencyInjectionTests(MongoFixture fixture) : IClassFixtu
             $"its clear fields are Compression:Namespaces:{db.Name}.raw:ClearFields (top-level element names).", ex.Message, StringComparison.Ordinal);
         Assert.Contains($"Compression:Namespaces:{db.Name}.events: Map<BsonDocument>(\"events\") cannot work", ex.Message, StringComparison.Ordinal);
         Assert.Contains($"Compression:Namespaces:{db.Name}.blobs: Map<RawBsonDocument>(\"blobs\") cannot work", ex.Message, StringComparison.Ordinal);
+        Assert.Contains("database.GetCompressedCollection<RawBsonDocument>(\"blobs\", engine)", ex.Message, StringComparison.Ordinal);
         Assert.DoesNotContain("Compression:Defaults", ex.Message, StringComparison.Ordinal);
         Assert.DoesNotContain("before the first GetCollection", ex.Message, StringComparison.Ordinal);
     }

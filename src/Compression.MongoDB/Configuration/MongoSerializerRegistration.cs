@@ -74,9 +74,10 @@ internal sealed class MongoSerializerRegistration(IMongoDatabase database, IRead
     {
         string ns = NamespaceOf(mapping);
         string type = mapping.Type.Name;
+        string document = mapping.Type == typeof(RawBsonDocument) ? nameof(RawBsonDocument) : nameof(BsonDocument); // what GetCompressedCollection takes
         return $"{CompressionEngineOptions.SectionName}:Namespaces:{ns}: Map<{type}>(\"{mapping.Collection}\") cannot work: the driver has one serializer per CLR type " +
             $"for every collection and refuses one for {type} (a BsonValue). Remove it from AddMongoDB and take the collection with " +
-            $"database.GetCompressedCollection<{type}>(\"{mapping.Collection}\", engine) (Compression.MongoDB; engine: the CompressionEngine from the container); " +
+            $"database.GetCompressedCollection<{document}>(\"{mapping.Collection}\", engine) (Compression.MongoDB; engine: the CompressionEngine from the container); " +
             $"its clear fields are {CompressionEngineOptions.SectionName}:Namespaces:{ns}:{MongoNamespaceSettings.ClearFields} (top-level element names).";
     }
 
