@@ -75,16 +75,13 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     }
 
     /// <summary>The name of the element that holds the envelope.</summary>
-    public const string CompressedElementName = StoredLayout.CompressedName;
+    internal const string CompressedElementName = StoredLayout.CompressedName;
 
-    /// <summary>The namespace the documents belong to.</summary>
-    public string Namespace { get; }
+    /// <summary>The namespace the documents belong to (named in error messages).</summary>
+    internal string Namespace { get; }
 
     /// <summary>Whether new documents are compressed. When <see langword="false"/>, they are written plain; compressed ones stay readable.</summary>
-    public bool Compress { get; }
-
-    /// <summary>The element names stored in the clear: <c>_id</c>, the type's discriminator (<c>_t</c> by default, written for polymorphic types only), and the configured clear fields.</summary>
-    public IReadOnlyCollection<string> ClearElementNames => _clearElements;
+    internal bool Compress { get; }
 
     /// <inheritdoc/>
     public override void Serialize(BsonSerializationContext context, BsonSerializationArgs args, T value)

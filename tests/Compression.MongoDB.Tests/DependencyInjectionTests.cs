@@ -139,6 +139,47 @@ public sealed class DependencyInjectionTests(MongoFixture fixture) : IClassFixtu
     }
 
     [Fact]
+    public async Task MapOfBsonDocument_FailsTheStart_NamingTheNamespaceKeyAndGetCompressedCollection()
+    {
+        await using var db = Server.CreateDatabase("di-bson");
+        using IHost host = Build(db, new Dictionary<string, string?>(),
+            mongo => mongo.Map<BsonDocument>("raw").Map<BsonDocument>("events").Map<RawBsonDocument>("blobs"));
+
+        var ex = await Assert.ThrowsAsync<InvalidOperationException>(() => host.StartAsync());
+        Assert.Contains($"Compression:Namespaces:{db.Name}.raw: Map<BsonDocument>(\"raw\") cannot work: the driver has one serializer per CLR type for every collection " +
+            "and refuses one for BsonDocument (a BsonValue). Remove it from AddMongoDB and take the collection with " +
+            "database.GetCompressedCollection<BsonDocument>(\"raw\", engine) (Compression.MongoDB; engine: the CompressionEngine from the container); " +
+            $"its clear fields are Compression:Namespaces:{db.Name}.raw:ClearFields (top-level element names).", ex.Message, StringComparison.Ordinal);
+        Assert.Contains($"Compression:Namespaces:{db.Name}.events: Map<BsonDocument>(\"events\") cannot work", ex.Message, StringComparison.Ordinal);
+        Assert.Contains($"Compression:Namespaces:{db.Name}.blobs: Map<RawBsonDocument>(\"blobs\") cannot work", ex.Message, StringComparison.Ordinal);
+        Assert.Contains("database.GetCompressedCollection<RawBsonDocument>(\"blobs\", engine)", ex.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("Compression:Defaults", ex.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("before the first GetCollection", ex.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task CompressedBsonDocumentCollection_RegisteredAsDocsSay_TakesItsClearFieldsFromConfiguration()
+    {
+        await using var db = Server.CreateDatabase("di-schemaless");
+        using IHost host = Build(db, new Dictionary<string, string?>
+        {
+            [$"Compression:Namespaces:{db.Name}.events:ClearFields:0"] = "tenant",
+            [$"Compression:Namespaces:{db.Name}.events:ClearFields:1"] = "kind",
+        }, mongo => { }, services => services.AddSingleton(sp => sp.GetRequiredService<IMongoClient>().GetDatabase(db.Name)
+            .GetCompressedCollection<BsonDocument>("events", sp.GetRequiredService<CompressionEngine>())));
+        await host.StartAsync();
+
+        var events = host.Services.GetRequiredService<IMongoCollection<BsonDocument>>();
+        var login = new BsonDocument { { "_id", 1 }, { "tenant", "t-1" }, { "kind", "login" }, { "payload", "from 10.0.0.7 with a password" } };
+        await events.InsertOneAsync(login.DeepClone().AsBsonDocument);
+        var stored = await db.Database.GetCollection<BsonDocument>("events").Find(FilterDefinition<BsonDocument>.Empty).SingleAsync();
+        Assert.Equal(["_id", "tenant", "kind", "_z"], stored.Names.ToArray());
+        Assert.Equal(login, await events.Find(Builders<BsonDocument>.Filter.Eq("kind", "login")).SingleAsync());
+        Assert.IsType<MongoDictionaryStore>(host.Services.GetRequiredService<CompressionEngine>().Store);
+        await host.StopAsync();
+    }
+
+    [Fact]
     public void TypeMappedTwice_OrAdapterAddedTwice_IsRefusedAtRegistration()
     {
         var services = new ServiceCollection();

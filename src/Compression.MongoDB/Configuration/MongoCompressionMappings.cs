@@ -1,5 +1,6 @@
 using Compression.Dictionaries;
 using Compression.MongoDB;
+using MongoDB.Bson;
 
 namespace Microsoft.Extensions.DependencyInjection;
 
@@ -21,7 +22,9 @@ public sealed class MongoCompressionMappings
 
     /// <summary>
     /// Stores <typeparamref name="T"/> compressed in <paramref name="collection"/>. The driver's serializer registry is global
-    /// per CLR type, so a type maps to one collection.
+    /// per CLR type, so a type maps to one collection. <see cref="BsonDocument"/> and <see cref="RawBsonDocument"/> cannot be
+    /// mapped (the driver refuses serializers for them): take such a collection with
+    /// <see cref="CompressedCollections.GetCompressedCollection{TDocument}"/>; mapping one fails when the engine is created, saying so.
     /// </summary>
     /// <param name="collection">The collection's name in the database.</param>
     /// <param name="compress">
@@ -33,7 +36,9 @@ public sealed class MongoCompressionMappings
         where T : class
     {
         ArgumentException.ThrowIfNullOrEmpty(collection);
-        if (_mappings.Find(m => m.Type == typeof(T)) is { } existing)
+        // BsonDocument and the other BsonValue types cannot be mapped at all: the engine's creation says so, naming each
+        // collection and what to use instead (MongoSerializerRegistration), rather than calling one of them a duplicate here.
+        if (!typeof(BsonValue).IsAssignableFrom(typeof(T)) && _mappings.Find(m => m.Type == typeof(T)) is { } existing)
         {
             throw new ArgumentException(
                 $"{typeof(T).FullName} is mapped twice (collections '{existing.Collection}' and '{collection}'): the driver's serializer registry is global per CLR type, so a compressed type maps to one collection.",

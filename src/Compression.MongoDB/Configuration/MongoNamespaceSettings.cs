@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using Compression.Dictionaries;
 using Microsoft.Extensions.Options;
 
@@ -33,10 +34,16 @@ internal static class MongoNamespaceSettings
         }
         foreach (string? field in fields)
         {
-            if (string.IsNullOrEmpty(field) || field.Contains('.', StringComparison.Ordinal) || field.StartsWith('$') || field == StoredLayout.CompressedName)
-                yield return $"{prefix}:{ClearFields}: '{field}' is not a clear field; allowed: top-level field names, not empty, without '.', not starting with '$', not '{StoredLayout.CompressedName}'.";
+            if (!IsClearFieldName(field)) yield return $"{prefix}:{ClearFields}: '{field}' is not a clear field; allowed: {AllowedClearFieldNames}.";
         }
     }
+
+    /// <summary>What <see cref="IsClearFieldName"/> allows, for messages.</summary>
+    public const string AllowedClearFieldNames = "top-level field names, not empty, without '.', not starting with '$', not '" + StoredLayout.CompressedName + "'";
+
+    /// <summary>Whether <paramref name="field"/> can be a clear field: a top-level element name other than the envelope's.</summary>
+    public static bool IsClearFieldName([NotNullWhen(true)] string? field) =>
+        !string.IsNullOrEmpty(field) && !field.Contains('.', StringComparison.Ordinal) && !field.StartsWith('$') && field != StoredLayout.CompressedName;
 }
 
 /// <summary>Checks <c>ClearFields</c> with the engine's options at start-up: its failures join Core's in one message.</summary>

@@ -2,6 +2,7 @@ using System.Text;
 using Compression.Dictionaries;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
+using MongoDB.Bson;
 using MongoDB.Bson.Serialization;
 using MongoDB.Driver;
 
@@ -29,7 +30,11 @@ internal sealed class MongoSerializerRegistration(IMongoDatabase database, IRead
         {
             if (_registered) return;
             var problems = new List<string>();
-            foreach (MongoTypeMapping mapping in mappings) CheckClearFields(mapping, problems);
+            foreach (MongoTypeMapping mapping in mappings)
+            {
+                if (typeof(BsonValue).IsAssignableFrom(mapping.Type)) problems.Add(CannotMapBsonValueType(mapping));
+                else CheckClearFields(mapping, problems);
+            }
             if (problems.Count == 0)
             {
                 foreach (MongoTypeMapping mapping in mappings)
@@ -60,6 +65,21 @@ internal sealed class MongoSerializerRegistration(IMongoDatabase database, IRead
     /// <summary>The configuration key a namespace's settings come from: its own entry, or the defaults.</summary>
     private string Key(string ns) =>
         options.Namespaces.ContainsKey(ns) ? $"{CompressionEngineOptions.SectionName}:Namespaces:{ns}" : $"{CompressionEngineOptions.SectionName}:Defaults";
+
+    /// <summary>
+    /// <c>Map&lt;BsonDocument&gt;</c> cannot work: the driver refuses a serializer for any <see cref="BsonValue"/> type, and one
+    /// would compress every collection of the type. The message says what does.
+    /// </summary>
+    private string CannotMapBsonValueType(MongoTypeMapping mapping)
+    {
+        string ns = NamespaceOf(mapping);
+        string type = mapping.Type.Name;
+        string document = mapping.Type == typeof(RawBsonDocument) ? nameof(RawBsonDocument) : nameof(BsonDocument); // what GetCompressedCollection takes
+        return $"{CompressionEngineOptions.SectionName}:Namespaces:{ns}: Map<{type}>(\"{mapping.Collection}\") cannot work: the driver has one serializer per CLR type " +
+            $"for every collection and refuses one for {type} (a BsonValue). Remove it from AddMongoDB and take the collection with " +
+            $"database.GetCompressedCollection<{document}>(\"{mapping.Collection}\", engine) (Compression.MongoDB; engine: the CompressionEngine from the container); " +
+            $"its clear fields are {CompressionEngineOptions.SectionName}:Namespaces:{ns}:{MongoNamespaceSettings.ClearFields} (top-level element names).";
+    }
 
     private void CheckClearFields(MongoTypeMapping mapping, List<string> problems)
     {

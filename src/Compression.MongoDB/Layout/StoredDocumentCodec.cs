@@ -46,10 +46,17 @@ internal sealed class StoredDocumentCodec
 
     private readonly byte[][] _clearNames;
 
+    /// <summary>The codec of a namespace with its configured clear fields (<c>ClearFields</c>).</summary>
     public StoredDocumentCodec(CompressionNamespace @namespace)
+        : this(@namespace, MongoNamespaceSettings.ClearFieldsOf(@namespace))
+    {
+    }
+
+    /// <summary>The codec of a namespace with the given clear fields (top-level element names).</summary>
+    public StoredDocumentCodec(CompressionNamespace @namespace, IEnumerable<string> clearFields)
     {
         Namespace = @namespace;
-        _clearNames = [.. StoredLayout.ClearNames(StoredLayout.DiscriminatorName(typeof(object)), MongoNamespaceSettings.ClearFieldsOf(@namespace)).Select(Encoding.UTF8.GetBytes)];
+        _clearNames = [.. StoredLayout.ClearNames(StoredLayout.DiscriminatorName(typeof(object)), clearFields).Select(Encoding.UTF8.GetBytes)];
     }
 
     public CompressionNamespace Namespace { get; }
@@ -205,7 +212,9 @@ internal sealed class StoredDocumentCodec
     public ValueTask EnsureDictionaryAsync(ReadOnlyMemory<byte> stored, CancellationToken cancellationToken)
     {
         ReadOnlySpan<byte> envelope = Envelope(stored.Span);
-        return envelope.IsEmpty ? ValueTask.CompletedTask : Namespace.EnsureDictionaryAsync(envelope, cancellationToken);
+        if (envelope.IsEmpty) return ValueTask.CompletedTask;
+        ValueTask<ZstdDictionary?> load = Namespace.PreloadDictionaryAsync(envelope, cancellationToken);
+        return load.IsCompletedSuccessfully ? ValueTask.CompletedTask : new ValueTask(load.AsTask());
     }
 
     private void Split(ReadOnlySpan<byte> plain, ArrayBufferWriter<byte>? clear, ArrayBufferWriter<byte> rest)
