@@ -16,7 +16,7 @@ namespace Compression.Couchbase;
 /// </summary>
 /// <remarks>
 /// <see cref="ITypeTranscoder.Decode{T}"/> is synchronous: an envelope that names a dictionary not yet in memory can
-/// only be decoded if it was loaded first (<see cref="CompressionNamespace.EnsureDictionaryAsync"/>). The collection
+/// only be decoded if it was loaded first (<see cref="CompressionNamespace.PreloadDictionaryAsync"/>). The collection
 /// decorator (<see cref="CouchbaseCollectionCompressionExtensions.WithCompression"/>) does that before every decode; use
 /// this transcoder on its own only where that is taken care of. Thread-safe.
 /// </remarks>

@@ -108,7 +108,7 @@ public sealed class CompressionNamespace
     /// <summary>
     /// Decompresses an envelope of this namespace into <paramref name="destination"/>, synchronously. A dictionary that is
     /// not in memory is read through the store's synchronous API when it has one (<see cref="DictionaryStore.CanGetSynchronously"/>);
-    /// otherwise call <see cref="EnsureDictionaryAsync"/> first, or use <see cref="DecompressAsync"/>.
+    /// otherwise call <see cref="PreloadDictionaryAsync"/> first, or use <see cref="DecompressAsync"/>.
     /// </summary>
     /// <returns><see langword="false"/> when <paramref name="destination"/> is shorter than the document.</returns>
     /// <exception cref="InvalidDataException">The value is not an envelope, or it is corrupt, or the dictionary record it names is damaged.</exception>
@@ -162,20 +162,9 @@ public sealed class CompressionNamespace
     }
 
     /// <summary>
-    /// Makes sure the dictionary an envelope names is in memory, reading it from the store when not: one read however many
-    /// callers ask at once, retried, and validated. Values that are not envelopes, or name no dictionary, need nothing.
-    /// </summary>
-    /// <exception cref="DictionaryNotFoundException">The store has no such dictionary, or could not be read after the configured attempts.</exception>
-    /// <exception cref="InvalidDataException">The envelope's header is corrupt, or the store's record is damaged.</exception>
-    public ValueTask EnsureDictionaryAsync(ReadOnlySpan<byte> envelope, CancellationToken cancellationToken = default)
-    {
-        ValueTask<ZstdDictionary?> load = PreloadDictionaryAsync(envelope, cancellationToken);
-        return load.IsCompletedSuccessfully ? ValueTask.CompletedTask : new ValueTask(load.AsTask());
-    }
-
-    /// <summary>
-    /// Preloads the dictionary <paramref name="envelope"/> names, as <see cref="EnsureDictionaryAsync"/> does, and returns
-    /// it: an adapter whose database client reads asynchronously but decodes synchronously (a transcoder, a serializer)
+    /// Makes sure the dictionary <paramref name="envelope"/> names is in memory, reading it from the store when not (one
+    /// read however many callers ask at once, retried, and validated), and returns it. Values that are not envelopes, or
+    /// name no dictionary, need nothing. An adapter whose database client reads asynchronously but decodes synchronously (a transcoder, a serializer)
     /// calls it after the read and holds the result until its synchronous decode, which is then sure to find the
     /// dictionary in memory even if other readers' loads evicted it in between.
     /// </summary>
@@ -185,7 +174,8 @@ public sealed class CompressionNamespace
     /// The dictionary, or <see langword="null"/> when the value is not an envelope or names no dictionary. Completes
     /// synchronously when the dictionary is in memory.
     /// </returns>
-    /// <inheritdoc cref="EnsureDictionaryAsync" path="/exception"/>
+    /// <exception cref="DictionaryNotFoundException">The store has no such dictionary, or could not be read after the configured attempts.</exception>
+    /// <exception cref="InvalidDataException">The envelope's header is corrupt, or the store's record is damaged.</exception>
     public ValueTask<ZstdDictionary?> PreloadDictionaryAsync(ReadOnlySpan<byte> envelope, CancellationToken cancellationToken = default)
     {
         NamespaceState state = State;
@@ -202,7 +192,7 @@ public sealed class CompressionNamespace
     }
 
     /// <summary>Reads the dictionary the envelope names if needed, then decompresses with it. Allocates the result.</summary>
-    /// <inheritdoc cref="EnsureDictionaryAsync" path="/exception"/>
+    /// <inheritdoc cref="PreloadDictionaryAsync" path="/exception"/>
     public async ValueTask<byte[]> DecompressAsync(ReadOnlyMemory<byte> envelope, CancellationToken cancellationToken = default)
     {
         NamespaceState state = State;

@@ -94,7 +94,7 @@ internal sealed class DictionaryCatalog
         ThrowIfRememberedMissing(id, @namespace);
         if (!_store.CanGetSynchronously)
             throw new DictionaryNotFoundException(id, @namespace,
-                $"it is not loaded and {_store.Location} has no synchronous API; call EnsureDictionaryAsync or DecompressAsync first");
+                $"it is not loaded and {_store.Location} has no synchronous API; call PreloadDictionaryAsync or DecompressAsync first");
         lock (_syncFetchGate)
         {
             if (TryGetCached(id, out cached)) return cached;

@@ -96,7 +96,7 @@ public sealed class CatalogEvictionTests
     [Fact]
     public async Task ADictionaryLoadedAndHeld_EvictedByOtherReadsBeforeItsSynchronousDecode_IsTakenBackNotReadAgain()
     {
-        // Found by review: a load (EnsureDictionaryAsync; the Couchbase decorator's pre-load) followed by a synchronous
+        // Found by review: a load (PreloadDictionaryAsync; the Couchbase decorator's pre-load) followed by a synchronous
         // decode failed with DictionaryNotFoundException when other readers' loads evicted the dictionary in between.
         var shared = new InMemoryDictionaryStore();
         var written = await WrittenWithDictionariesAsync(shared, ["db.a", "db.b"], 1, 31);

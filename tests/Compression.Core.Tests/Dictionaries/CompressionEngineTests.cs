@@ -262,9 +262,9 @@ public sealed class CompressionEngineTests
         var store = new ControllableStore(shared) { GetGate = new TaskCompletionSource() };
         await using var reader = TestEngine.Create(store);
         var ex = Assert.Throws<DictionaryNotFoundException>(() => reader.GetNamespace("db.other").Decompress(envelope));
-        Assert.Contains("EnsureDictionaryAsync", ex.Message);
+        Assert.Contains("PreloadDictionaryAsync", ex.Message);
 
-        var readers = Enumerable.Range(0, 16).Select(_ => reader.GetNamespace("db.other").EnsureDictionaryAsync(envelope).AsTask()).ToArray();
+        var readers = Enumerable.Range(0, 16).Select(_ => reader.GetNamespace("db.other").PreloadDictionaryAsync(envelope).AsTask()).ToArray();
         store.GetGate.SetResult(); // all sixteen asked before the store answered
         await Task.WhenAll(readers);
         Assert.Equal(1, store.GetCalls); // single-flight

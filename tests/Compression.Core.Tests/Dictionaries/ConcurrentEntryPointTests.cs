@@ -930,7 +930,7 @@ public sealed class ConcurrentEntryPointTests(ITestOutputHelper output) : IDispo
         // Under the reader's limit, with a checksum: read back (dictionary fetched on demand) through every entry point.
         byte[] under = LargeJson(random, ReaderLimit);
         byte[] underEnvelope = ns.Compress(under);
-        await reader.GetNamespace("db.big").EnsureDictionaryAsync(underEnvelope);
+        await reader.GetNamespace("db.big").PreloadDictionaryAsync(underEnvelope);
         for (int back = 0; back < DecompressEntryPoints; back++) Assert.Equal(under, DecompressVia(reader.GetNamespace("db.big"), underEnvelope, back, random));
 
         // Without a checksum: refused by the reader that requires one, through every entry point; read back by the writer.

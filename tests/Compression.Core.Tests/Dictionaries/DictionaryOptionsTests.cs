@@ -58,7 +58,7 @@ public sealed class DictionaryOptionsTests
         var reader = other.GetNamespace("db.movies");
         foreach (var (document, envelope) in written)
         {
-            await reader.EnsureDictionaryAsync(envelope);
+            await reader.PreloadDictionaryAsync(envelope);
             Assert.Equal(document, reader.Decompress(envelope));
         }
     }

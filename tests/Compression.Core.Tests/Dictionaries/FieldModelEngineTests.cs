@@ -56,7 +56,7 @@ public sealed class FieldModelEngineTests(ITestOutputHelper output) : IDisposabl
         var ns = cold.GetNamespace(Ns);
         foreach (var (document, envelope) in written)
         {
-            await ns.EnsureDictionaryAsync(envelope);
+            await ns.PreloadDictionaryAsync(envelope);
             Assert.Equal(document, ns.Decompress(envelope));
         }
     }
@@ -80,7 +80,7 @@ public sealed class FieldModelEngineTests(ITestOutputHelper output) : IDisposabl
         var ns = reader.GetNamespace(Ns);
         foreach (var (document, envelope) in written)
         {
-            await ns.EnsureDictionaryAsync(envelope);
+            await ns.PreloadDictionaryAsync(envelope);
             Assert.Equal(document, ns.Decompress(envelope));
             Assert.False(Corpus.IsFieldCoded(Codec(ns.Compress(document))));
         }

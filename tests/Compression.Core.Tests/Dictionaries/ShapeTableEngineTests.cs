@@ -46,7 +46,7 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
         var ns = cold.GetNamespace(Ns);
         foreach (var (document, envelope) in written)
         {
-            await ns.EnsureDictionaryAsync(envelope);
+            await ns.PreloadDictionaryAsync(envelope);
             Assert.Equal(document, ns.Decompress(envelope));
         }
     }
@@ -93,7 +93,7 @@ public sealed class ShapeTableEngineTests(ITestOutputHelper output) : IDisposabl
         var ns = reader.GetNamespace(Ns);
         foreach (var (document, envelope) in written)
         {
-            await ns.EnsureDictionaryAsync(envelope);
+            await ns.PreloadDictionaryAsync(envelope);
             Assert.Equal(document, ns.Decompress(envelope));
         }
     }
