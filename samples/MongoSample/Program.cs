@@ -39,6 +39,9 @@ public static class Program
     private const string PlainCollection = "movies_plain";
     private const string CompressedCollection = "movies_compressed";
     private const int BatchSize = 100;
+
+    /// <summary>How many of the first documents train the dictionary before the compressed side writes any (a bulk load's first batch).</summary>
+    private const int TrainFirst = 1_000;
     private static readonly TimeSpan ServerTimeout = TimeSpan.FromSeconds(10);
 
     /// <summary>Runs the sample; the exit code is 0 when both collections read back the same documents.</summary>
@@ -105,6 +108,11 @@ public static class Program
                 foreach (var batch in documents.Chunk(BatchSize))
                     await plain.InsertManyAsync(batch.Select(d => d.DeepClone().AsBsonDocument), cancellationToken: cancellationToken).ConfigureAwait(false);
             }).ConfigureAwait(false);
+            // A bulk load trains from its first batch before writing it (docs/dictionary-engine.md, "Bulk loads"): otherwise
+            // the documents written while background training gathers samples go out without a dictionary.
+            TrainingResult training = await compressed.TrainCompressionAsync(documents.Take(TrainFirst).Select(ToCorpusDocument), cancellationToken).ConfigureAwait(false);
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"trained     from the first {Math.Min(TrainFirst, documents.Count):N0} documents before writing any: {training.Outcome}{(training.Dictionary is { } first ? $", version {first.Version}" : "")}"));
             var (compressedWrite, compressedWriteTime) = await MeasureAsync(compressedWire, async () =>
             {
                 foreach (var batch in documents.Chunk(BatchSize))

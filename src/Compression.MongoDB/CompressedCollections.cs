@@ -6,9 +6,37 @@ using MongoDB.Driver;
 
 namespace Compression.MongoDB;
 
-/// <summary>Compressed collections without a CLR document type: <see cref="BsonDocument"/> and <see cref="RawBsonDocument"/>.</summary>
+/// <summary>
+/// Compressed collections without a CLR document type (<see cref="BsonDocument"/> and <see cref="RawBsonDocument"/>), and
+/// what any compressed collection can be asked: to train before a bulk load.
+/// </summary>
 public static class CompressedCollections
 {
+    /// <summary>
+    /// For a bulk load: trains the collection's namespace from <paramref name="documents"/> before they are written, so
+    /// they (and what follows) are compressed with a dictionary instead of alone while the write path gathers samples.
+    /// Each document is split as the collection's serializer splits it (the clear fields left out), then
+    /// <see cref="CompressionNamespace.TrainAsync(IEnumerable{ReadOnlyMemory{byte}}, CancellationToken)"/> trains, adopts
+    /// and publishes by the usual rule. Give it the first batch of the load (a few hundred documents or more), then
+    /// insert; docs/dictionary-engine.md, "Bulk loads", has the measurements.
+    /// </summary>
+    /// <param name="collection">A collection compressed through <c>AddMongoDB</c>'s mappings, <see cref="CompressedDocumentSerializer.Register{T}"/> or <see cref="GetCompressedCollection{TDocument}"/>.</param>
+    /// <param name="documents">The documents about to be written.</param>
+    /// <param name="cancellationToken">Cancels the wait.</param>
+    /// <exception cref="ArgumentException"><paramref name="collection"/> is not compressed (its document serializer is not this library's).</exception>
+    public static Task<TrainingResult> TrainCompressionAsync<TDocument>(this IMongoCollection<TDocument> collection, IEnumerable<TDocument> documents, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(collection);
+        ArgumentNullException.ThrowIfNull(documents);
+        if (collection.DocumentSerializer is not ICompressedDocumentSerializer<TDocument> serializer)
+        {
+            throw new ArgumentException(
+                $"Collection '{collection.CollectionNamespace.FullName}' is not compressed: its serializer for {typeof(TDocument).Name} is {collection.DocumentSerializer.GetType().Name}. " +
+                "Map the type with AddMongoDB(..., map => map.Map<T>(collection)), or use GetCompressedCollection for BsonDocument.", nameof(collection));
+        }
+        return serializer.CompressionNamespace.TrainAsync(documents.Select(d => (ReadOnlyMemory<byte>)serializer.CompressedPart(d)), cancellationToken);
+    }
+
     /// <summary>
     /// The collection <paramref name="name"/> of <paramref name="database"/> as <see cref="IMongoCollection{TDocument}"/>
     /// of <see cref="BsonDocument"/> or <see cref="RawBsonDocument"/>, stored compressed in the namespace

@@ -31,7 +31,7 @@ namespace Compression.MongoDB;
 /// <c>Builders&lt;T&gt;.Filter.Eq("Field", v)</c>. Only a filter sent through an untyped collection (<c>BsonDocument</c>)
 /// can name a compressed field, and it matches nothing, since the field is not stored in the clear.
 /// </remarks>
-public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDocumentSerializer, IBsonIdProvider
+public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDocumentSerializer, IBsonIdProvider, ICompressedDocumentSerializer<T>
     where T : class
 {
     private readonly CompressionNamespace _namespace;
@@ -137,6 +137,22 @@ public sealed class CompressedDocumentSerializer<T> : SerializerBase<T>, IBsonDo
     private void ThrowPlaceholderValue(ReadOnlySpan<byte> name) => throw new InvalidOperationException(
         $"Member '{Encoding.UTF8.GetString(name)}' of {typeof(T).Name} holds BinData(0x82, \"docz clear field\"), the placeholder docz keeps " +
         $"in the compressed part of '{Namespace}': readers would drop it. Store another value, or make the member a clear field.");
+
+    CompressionNamespace ICompressedDocumentSerializer<T>.CompressionNamespace => _namespace;
+
+    /// <summary>What <see cref="Serialize"/> compresses for <paramref name="document"/>: the class map's document less its clear elements (docz's split, which is the same).</summary>
+    byte[] ICompressedDocumentSerializer<T>.CompressedPart(T document)
+    {
+        _trainingCodec ??= new StoredDocumentCodec(_namespace, _clearElements);
+        SerializerScratch scratch = SerializerScratch.Rent();
+        scratch.Bson.Position = 0;
+        SerializeWithClassMap(scratch.WriterContext, default, document); // on a throw the scratch is dropped
+        byte[] part = _trainingCodec.CompressedPart(new ReadOnlySpan<byte>(scratch.Bson.GetBuffer(), 0, (int)scratch.Bson.Position));
+        SerializerScratch.Return(scratch);
+        return part;
+    }
+
+    private StoredDocumentCodec? _trainingCodec;
 
     /// <summary>
     /// The class map writes <paramref name="value"/>; for an instance of a derived type it hands it to the serializer

@@ -17,7 +17,7 @@ namespace Compression.MongoDB.Schemaless;
 /// The driver refuses a serializer for any <see cref="BsonValue"/> type in its global registry, so this one is never
 /// registered: <see cref="CompressedCollections.GetCompressedCollection{TDocument}"/> gives it to one collection.
 /// </remarks>
-internal sealed class CompressedBsonDocumentSerializer<TDocument> : SerializerBase<TDocument>, IBsonDocumentSerializer, IBsonIdProvider
+internal sealed class CompressedBsonDocumentSerializer<TDocument> : SerializerBase<TDocument>, IBsonDocumentSerializer, IBsonIdProvider, ICompressedDocumentSerializer<TDocument>
     where TDocument : BsonDocument
 {
     private readonly StoredDocumentCodec _codec;
@@ -54,6 +54,12 @@ internal sealed class CompressedBsonDocumentSerializer<TDocument> : SerializerBa
         using var stored = new ByteArrayBuffer(Compress ? _codec.Compress(plain) : plain, isReadOnly: true);
         context.Writer.WriteRawBsonDocument(stored);
     }
+
+    /// <inheritdoc/>
+    public CompressionNamespace CompressionNamespace => _codec.Namespace;
+
+    /// <inheritdoc/>
+    public byte[] CompressedPart(TDocument document) => _codec.CompressedPart(PlainBson(document, default));
 
     /// <summary>The document's own BSON: a <see cref="RawBsonDocument"/>'s bytes as they are, a <see cref="BsonDocument"/> as the driver writes it.</summary>
     private static byte[] PlainBson(TDocument value, BsonSerializationArgs args)
