@@ -7,14 +7,16 @@ namespace Compression.Testing.Couchbase;
 
 /// <summary>
 /// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
-/// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD on the default collection. HELLO
-/// (xerror, select-bucket, JSON, and alternate requests with PRESERVE_TTL unless the options play an older server: no
-/// collections, snappy or durability), the error
+/// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD in its collections. HELLO
+/// (xerror, select-bucket, JSON, and alternate requests, PRESERVE_TTL and collections unless the options play a server
+/// older than 7.0: no snappy or durability), the collections manifest and collection ids (GET_COLLECTIONS_MANIFEST,
+/// GET_COLLECTION_ID, keys prefixed with their collection id, documents kept per collection, a collection's maximum TTL
+/// applied), the error
 /// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
 /// global one before SELECT_BUCKET, as servers since 6.5 give it, and the CCCP bucket config after),
 /// GET, SET, ADD, REPLACE and DELETE with CAS (framing extras: PRESERVE_TTL on SET/ADD/REPLACE only; any other frame,
 /// on any command, is refused), NOOP. Any other command is answered 0x81 (unknown command) and recorded
-/// in <see cref="UnknownCommands"/> and the log. Expiry is stored but never enforced; there is no durability,
+/// in <see cref="UnknownCommands"/> and the log. Expiry is stored (absolute, by <see cref="CouchbaseLoopbackServerOptions.Clock"/>) but never enforced; there is no durability,
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
 /// <see cref="StopAsync"/>/<see cref="StartAsync()"/>.
 /// </summary>
@@ -23,7 +25,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     private const int MaxBodyLength = 32 * 1024 * 1024;
 
     private readonly CouchbaseLoopbackServerOptions _options;
-    private readonly Dictionary<string, KvDocument> _documents = new(StringComparer.Ordinal);
+    private readonly Dictionary<DocumentKey, KvDocument> _documents = [];
+    private readonly KvCollectionManifest _manifest;
     private readonly Lock _documentsLock = new();
     private readonly ConcurrentDictionary<long, Connection> _connections = new();
     private readonly ConcurrentQueue<KvCommand> _commands = new();
@@ -62,7 +65,13 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             }
         }
 
+        if (!options.PreserveTtl && options.Collections.Count > 0)
+        {
+            throw new ArgumentException("Collections need a 7.x server: PreserveTtl = false plays an older one, which has no collections.", nameof(options));
+        }
+
         _options = options;
+        _manifest = new KvCollectionManifest(options.Collections);
         Port = options.Port;
     }
 
@@ -131,7 +140,10 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     /// <summary>Framing errors that made the server close a connection (bad magic, oversized body).</summary>
     public IReadOnlyList<string> ProtocolErrors => [.. _protocolErrors];
 
-    /// <summary>Number of documents stored.</summary>
+    /// <summary>The uid of the bucket's collections manifest (fixed: the collections are those of the options).</summary>
+    public ulong ManifestUid => _manifest.Uid;
+
+    /// <summary>Number of documents stored, in every collection.</summary>
     public int DocumentCount
     {
         get
@@ -199,27 +211,57 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         }
     }
 
-    /// <summary>A stored document, as the client last wrote it.</summary>
+    /// <summary>The id of a collection of the bucket; an <see cref="ArgumentException"/> naming the collections there are when it has none.</summary>
+    public uint CollectionIdOf(string scope, string collection) => _manifest.IdOf(scope, collection);
+
+    /// <summary>A stored document of the default collection, as the client last wrote it.</summary>
     public bool TryGetDocument(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out KvDocument? document)
+        => TryGetDocument(KvCollectionManifest.DefaultCollectionId, key, out document);
+
+    /// <summary>A stored document of <c>scope.collection</c>, as the client last wrote it.</summary>
+    public bool TryGetDocument(string scope, string collection, string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out KvDocument? document)
+        => TryGetDocument(CollectionIdOf(scope, collection), key, out document);
+
+    /// <summary>The keys of the documents stored in <c>scope.collection</c>, in ordinal order.</summary>
+    public IReadOnlyList<string> KeysIn(string scope, string collection)
     {
+        uint collectionId = CollectionIdOf(scope, collection);
         lock (_documentsLock)
         {
-            return _documents.TryGetValue(key, out document);
+            return [.. _documents.Keys.Where(k => k.CollectionId == collectionId).Select(k => k.Key).Order(StringComparer.Ordinal)];
         }
     }
 
-    /// <summary>Stores a document directly (as if a client had written it, with <paramref name="expiry"/>), for arranging legacy data; returns its CAS.</summary>
+    /// <summary>
+    /// Stores a document in the default collection directly (as if a client had written it, with <paramref name="expiry"/>
+    /// as the absolute time the server keeps), for arranging legacy data; returns its CAS.
+    /// </summary>
     public ulong PutDocument(string key, ReadOnlyMemory<byte> value, uint flags, byte dataType = 0, uint expiry = 0)
+        => PutDocument(KvCollectionManifest.DefaultCollectionId, key, value, flags, dataType, expiry);
+
+    /// <summary>Stores a document in <c>scope.collection</c> directly, as <see cref="PutDocument(string, ReadOnlyMemory{byte}, uint, byte, uint)"/> does; returns its CAS.</summary>
+    public ulong PutDocument(string scope, string collection, string key, ReadOnlyMemory<byte> value, uint flags, byte dataType = 0, uint expiry = 0)
+        => PutDocument(CollectionIdOf(scope, collection), key, value, flags, dataType, expiry);
+
+    private bool TryGetDocument(uint collectionId, string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out KvDocument? document)
+    {
+        lock (_documentsLock)
+        {
+            return _documents.TryGetValue(new DocumentKey(collectionId, key), out document);
+        }
+    }
+
+    private ulong PutDocument(uint collectionId, string key, ReadOnlyMemory<byte> value, uint flags, byte dataType, uint expiry)
     {
         lock (_documentsLock)
         {
             ulong cas = NextCas();
-            _documents[key] = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry);
+            _documents[new DocumentKey(collectionId, key)] = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry, collectionId);
             return cas;
         }
     }
 
-    /// <summary>Removes every document.</summary>
+    /// <summary>Removes every document, in every collection.</summary>
     public void ClearDocuments()
     {
         lock (_documentsLock)
@@ -254,7 +296,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             listener.Server.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
             listener.Start(backlog: 128);
             Port = ((IPEndPoint)listener.LocalEndpoint).Port;
-            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _options.ManagementPort);
+            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _options.ManagementPort, collections: _options.PreserveTtl);
             _globalConfig = KvBucketConfig.BuildGlobal(Port, _options.ManagementPort);
             _listener = listener;
             _running = new CancellationTokenSource();
@@ -347,6 +389,24 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
     private ulong NextCas() => ++_lastCas; // under _documentsLock
 
+    /// <summary>
+    /// The expiry a written document keeps, as Couchbase Server computes it: the request's, absolute (up to 30 days it is
+    /// relative to now, beyond that already a Unix time), 0 for none; in a collection with a maximum TTL, a document
+    /// with no expiry or a later one than now plus that TTL gets now plus that TTL.
+    /// </summary>
+    private uint ExpiryOnWrite(uint requested, KvCollectionManifest.CollectionEntry collection)
+    {
+        const uint LongestRelativeExpiry = 30 * 24 * 60 * 60;
+        long now = _options.Clock.GetUtcNow().ToUnixTimeSeconds();
+        long expiry = requested == 0 ? 0 : requested <= LongestRelativeExpiry ? now + requested : requested;
+        if (collection.MaxTtlSeconds is uint maxTtl && (expiry == 0 || expiry > now + maxTtl))
+        {
+            expiry = now + maxTtl;
+        }
+
+        return (uint)Math.Min(expiry, uint.MaxValue);
+    }
+
     private void Signal() => Interlocked.Exchange(ref _changed, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
 
     private void Record(byte opcode, ushort status, long connectionId)
@@ -360,13 +420,20 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         Signal();
     }
 
-    /// <summary>One client connection: reads requests in order, answers each in order.</summary>
+    /// <summary>Where a document is: its collection's id and its key (without the id).</summary>
+    private readonly record struct DocumentKey(uint CollectionId, string Key);
+
+    /// <summary>
+    /// One client connection: reads requests in order, answers each in order (this server never acknowledges HELLO
+    /// unordered execution, 0x0e, so in-order replies are what the protocol requires of it).
+    /// </summary>
     private sealed class Connection(CouchbaseLoopbackServer server, long id, Socket socket)
     {
         private readonly CancellationTokenSource _aborted = new();
         private bool _authenticated;
         private bool _alternateRequests;
         private bool _preserveTtl;
+        private bool _collections;
         private string? _bucket;
         private ScramServer? _scram;
 
@@ -477,8 +544,30 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             ReadOnlySpan<byte> extras = body.AsSpan(request.FramingExtrasLength, request.ExtrasLength);
             ReadOnlySpan<byte> keyBytes = body.AsSpan(request.FramingExtrasLength + request.ExtrasLength, request.KeyLength);
             ReadOnlyMemory<byte> value = body.AsMemory(request.FramingExtrasLength + request.ExtrasLength + request.KeyLength);
-            string key = System.Text.Encoding.UTF8.GetString(keyBytes);
             byte op = request.Opcode;
+
+            // On a connection that negotiated collections, the key of every document command starts with the id of the
+            // document's collection; on any other the document is in the default collection.
+            uint collectionId = KvCollectionManifest.DefaultCollectionId;
+            byte[]? collectionRefusal = null;
+            if (_collections && KvProtocol.IsDocumentCommand(op))
+            {
+                if (!KvProtocol.TryReadCollectionId(keyBytes, out collectionId, out int idLength))
+                {
+                    collectionRefusal = Error(request, KvProtocol.Status.InvalidArguments, "the key does not start with a collection id (unsigned LEB128, canonical, at most 5 bytes)");
+                }
+                else
+                {
+                    keyBytes = keyBytes[idLength..];
+                    if (server._manifest.Find(collectionId) is null)
+                    {
+                        server.Log($"connection {id}: {KvProtocol.OpcodeName(op)} for unknown collection id 0x{collectionId:x}");
+                        collectionRefusal = Reply(request, KvProtocol.Status.UnknownCollection, value: server._manifest.UnknownBody, dataType: KvProtocol.JsonDataType);
+                    }
+                }
+            }
+
+            string key = System.Text.Encoding.UTF8.GetString(keyBytes);
 
             // Framing extras are read on every request, not only on mutations: a frame this server does not implement
             // (durability on a DELETE, PRESERVE_TTL on a GET) is refused, never executed without it.
@@ -511,10 +600,15 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.GetClusterConfig when !_authenticated => Error(request, KvProtocol.Status.AccessDenied, "Not authenticated"),
                 KvProtocol.Opcodes.GetClusterConfig => Reply(request, KvProtocol.Status.Success, value: _bucket is null ? server._globalConfig : server._clusterConfig),
                 KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
+                    or KvProtocol.Opcodes.GetCollectionsManifest or KvProtocol.Opcodes.GetCollectionId
                     when NotReady(request) is { } refused => refused,
-                KvProtocol.Opcodes.Get => Get(request, key),
-                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, preserveTtl, extras, value),
-                KvProtocol.Opcodes.Delete => Delete(request, key),
+                KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
+                    when collectionRefusal is not null => collectionRefusal,
+                KvProtocol.Opcodes.Get => Get(request, new DocumentKey(collectionId, key)),
+                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, new DocumentKey(collectionId, key), preserveTtl, extras, value),
+                KvProtocol.Opcodes.Delete => Delete(request, new DocumentKey(collectionId, key)),
+                KvProtocol.Opcodes.GetCollectionsManifest => Reply(request, KvProtocol.Status.Success, value: server._manifest.Json, dataType: KvProtocol.JsonDataType),
+                KvProtocol.Opcodes.GetCollectionId => GetCollectionId(request, keyBytes, value.Span),
                 KvProtocol.Opcodes.RangeScanCreate or KvProtocol.Opcodes.RangeScanContinue or KvProtocol.Opcodes.RangeScanCancel
                     when NotReady(request) is { } refused => refused,
                 KvProtocol.Opcodes.RangeScanCreate => RangeScanCreate(request, value.Span),
@@ -536,8 +630,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         private byte[] Hello(KvProtocol.RequestHeader request, ReadOnlySpan<byte> requested)
         {
             // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON, and
-            // alternate requests with PRESERVE_TTL unless the options play an older server. Not collections, durability,
-            // snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
+            // alternate requests, PRESERVE_TTL and collections unless the options play a server older than 7.0. Not
+            // durability, snappy, mutation tokens, unordered execution or cluster-map push. (SDK 3.9.5 reads
             // every reply body of 5 bytes or more as flags and expiry extras, so a HELLO reply of one or two features
             // fails there with "buffer must be at least 4 bytes"; a real node always acknowledges more than that.)
             var acknowledged = new List<ushort>();
@@ -545,7 +639,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             {
                 ushort feature = (ushort)((requested[i] << 8) | requested[i + 1]);
                 bool offered = KvProtocol.Features.Supported.Contains(feature)
-                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl));
+                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl or KvProtocol.Features.Collections));
                 if (offered && !acknowledged.Contains(feature))
                 {
                     acknowledged.Add(feature);
@@ -554,6 +648,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
             _alternateRequests = acknowledged.Contains(KvProtocol.Features.AlternateRequests);
             _preserveTtl = acknowledged.Contains(KvProtocol.Features.PreserveTtl);
+            _collections = acknowledged.Contains(KvProtocol.Features.Collections);
 
             var reply = new byte[acknowledged.Count * 2];
             for (int i = 0; i < acknowledged.Count; i++)
@@ -642,9 +737,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return _bucket is null ? Reply(request, KvProtocol.Status.NoBucket) : null;
         }
 
-        private byte[] Get(KvProtocol.RequestHeader request, string key)
+        private byte[] Get(KvProtocol.RequestHeader request, DocumentKey key)
         {
-            if (!server.TryGetDocument(key, out KvDocument? document))
+            if (!server.TryGetDocument(key.CollectionId, key.Key, out KvDocument? document))
             {
                 return Reply(request, KvProtocol.Status.KeyNotFound);
             }
@@ -654,7 +749,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return Reply(request, KvProtocol.Status.Success, document.Cas, flags, document.Value.Span, document.DataType);
         }
 
-        private byte[] Mutate(KvProtocol.RequestHeader request, string key, bool preserveTtl, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
+        private byte[] Mutate(KvProtocol.RequestHeader request, DocumentKey key, bool preserveTtl, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
         {
             if (extras.Length != 8)
             {
@@ -683,13 +778,12 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                     return Reply(request, KvProtocol.Status.KeyExists);
                 }
 
-                if (preserveTtl && current is not null && request.Opcode != KvProtocol.Opcodes.Add)
-                {
-                    expiry = current.Expiry; // a new document takes the request's expiry, as on a real server
-                }
-
+                // A new document takes the request's expiry, as on a real server; an existing one keeps its own on request.
+                expiry = preserveTtl && current is not null && request.Opcode != KvProtocol.Opcodes.Add
+                    ? current.Expiry
+                    : server.ExpiryOnWrite(expiry, server._manifest.Find(key.CollectionId)!);
                 ulong cas = server.NextCas();
-                server._documents[key] = new KvDocument(key, value.ToArray(), flags, request.DataType, cas, expiry);
+                server._documents[key] = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId);
                 return Reply(request, KvProtocol.Status.Success, cas);
             }
         }
@@ -732,7 +826,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return true;
         }
 
-        private byte[] Delete(KvProtocol.RequestHeader request, string key)
+        private byte[] Delete(KvProtocol.RequestHeader request, DocumentKey key)
         {
             lock (server._documentsLock)
             {
@@ -748,6 +842,34 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
                 server._documents.Remove(key);
                 return Reply(request, KvProtocol.Status.Success, server.NextCas());
+            }
+        }
+
+        /// <summary>
+        /// GET_COLLECTION_ID: the value is a path <c>scope.collection</c> (an empty name is <c>_default</c>); the reply's
+        /// extras are the manifest uid (8 bytes) and the collection id (4). A key is refused, as 7.x servers refuse it.
+        /// </summary>
+        private byte[] GetCollectionId(KvProtocol.RequestHeader request, ReadOnlySpan<byte> key, ReadOnlySpan<byte> path)
+        {
+            if (!key.IsEmpty || request.ExtrasLength != 0)
+            {
+                return Error(request, KvProtocol.Status.InvalidArguments, "GET_COLLECTION_ID takes the path scope.collection as its value, with no key or extras");
+            }
+
+            string name = System.Text.Encoding.UTF8.GetString(path);
+            ushort status = server._manifest.Resolve(name, out uint collectionId);
+            switch (status)
+            {
+                case KvProtocol.Status.Success:
+                    Span<byte> extras = stackalloc byte[12];
+                    System.Buffers.Binary.BinaryPrimitives.WriteUInt64BigEndian(extras, server._manifest.Uid);
+                    System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(extras[8..], collectionId);
+                    return Reply(request, status, extras: extras);
+                case KvProtocol.Status.InvalidArguments:
+                    return Error(request, status, $"'{name}' is not a path scope.collection of valid names");
+                default:
+                    server.Log($"connection {id}: GET_COLLECTION_ID {name}: {(status == KvProtocol.Status.UnknownScope ? "unknown scope" : "unknown collection")}");
+                    return Reply(request, status, value: server._manifest.UnknownBody, dataType: KvProtocol.JsonDataType);
             }
         }
 
@@ -769,10 +891,15 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 return Error(request, KvProtocol.Status.InvalidArguments, error!);
             }
 
+            if (server._manifest.Find(scan.CollectionId) is null || (!_collections && scan.CollectionId != KvCollectionManifest.DefaultCollectionId))
+            {
+                return Reply(request, KvProtocol.Status.UnknownCollection, value: server._manifest.UnknownBody, dataType: KvProtocol.JsonDataType);
+            }
+
             KvDocument[] snapshot;
             lock (server._documentsLock)
             {
-                snapshot = [.. server._documents.Values];
+                snapshot = [.. server._documents.Values.Where(d => d.CollectionId == scan.CollectionId)];
             }
 
             if (!server._rangeScans.TryCreate(scan, request.VBucket, snapshot, out UInt128 uuid))
