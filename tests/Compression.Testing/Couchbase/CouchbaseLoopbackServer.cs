@@ -23,6 +23,7 @@ namespace Compression.Testing.Couchbase;
 public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 {
     private const int MaxBodyLength = 32 * 1024 * 1024;
+    private const int MaxHeldReplies = 64;
 
     private readonly CouchbaseLoopbackServerOptions _options;
     private readonly Dictionary<DocumentKey, KvDocument> _documents = [];
@@ -45,6 +46,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     private long _connectionsAccepted;
     private long _connectionsRefused;
     private long _authenticationFailures;
+    private long _repliesReordered;
     private int _commandsLogged;
     private TcpListener? _listener;
     private CancellationTokenSource? _running;
@@ -139,6 +141,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
     /// <summary>Framing errors that made the server close a connection (bad magic, oversized body).</summary>
     public IReadOnlyList<string> ProtocolErrors => [.. _protocolErrors];
+
+    /// <summary>Replies sent ahead of the reply to an earlier request of their connection (unordered execution only).</summary>
+    public long RepliesReordered => Interlocked.Read(ref _repliesReordered);
 
     /// <summary>The uid of the bucket's collections manifest (fixed: the collections are those of the options).</summary>
     public ulong ManifestUid => _manifest.Uid;
@@ -424,8 +429,10 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     private readonly record struct DocumentKey(uint CollectionId, string Key);
 
     /// <summary>
-    /// One client connection: reads requests in order, answers each in order (this server never acknowledges HELLO
-    /// unordered execution, 0x0e, so in-order replies are what the protocol requires of it).
+    /// One client connection: reads and executes requests in order, and answers them in order, except with unordered
+    /// execution (HELLO 0x0e): then the replies to reorderable requests (kv_engine's list: GET, SET, DELETE, ...) that
+    /// came pipelined, each already buffered when the one before was executed, go out last first, as a server may send
+    /// them; a barrier (framing extra 0) or any other command ends such a run.
     /// </summary>
     private sealed class Connection(CouchbaseLoopbackServer server, long id, Socket socket)
     {
@@ -434,6 +441,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         private bool _alternateRequests;
         private bool _preserveTtl;
         private bool _collections;
+        private bool _unorderedExecution;
         private string? _bucket;
         private ScramServer? _scram;
 
@@ -463,6 +471,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             CancellationToken token = linked.Token;
             server.Log($"connection {id} opened from {socket.RemoteEndPoint}");
             var header = new byte[KvProtocol.HeaderLength];
+            var heldReplies = new List<byte[]>();
             try
             {
                 using var stream = new NetworkStream(socket, ownsSocket: true);
@@ -478,6 +487,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                         string error = $"connection {id}: bad request header (magic 0x{header[0]:x2}, opcode 0x{header[1]:x2}); connection closed";
                         server._protocolErrors.Enqueue(error);
                         server.Log(error);
+                        await AnswerLastFirstAsync(stream, heldReplies, token).ConfigureAwait(false);
                         break;
                     }
 
@@ -493,19 +503,25 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                         string error = $"connection {id}: flexible-framing request (magic 0x08) for {KvProtocol.OpcodeName(request.Opcode)} without HELLO alternate-request support; connection closed";
                         server._protocolErrors.Enqueue(error);
                         server.Log(error);
+                        await AnswerLastFirstAsync(stream, heldReplies, token).ConfigureAwait(false);
                         break;
                     }
 
-                    byte[] response = Handle(request, body);
-                    Task gate = Volatile.Read(ref server._replyGate).Task;
-                    if (!gate.IsCompleted)
+                    byte[] response = Handle(request, body, out bool reorderable);
+                    if (!reorderable)
                     {
-                        await gate.WaitAsync(token).ConfigureAwait(false);
+                        await AnswerLastFirstAsync(stream, heldReplies, token).ConfigureAwait(false);
+                        await WriteReplyAsync(stream, response, token).ConfigureAwait(false);
+                        continue;
                     }
 
-                    // Counted before the write: the client may read the reply and go on before WriteAsync returns here.
-                    Interlocked.Add(ref server._bytesSent, response.Length);
-                    await stream.WriteAsync(response, token).ConfigureAwait(false);
+                    // Unordered execution: replies to reorderable requests that came together (the next is already
+                    // buffered) are held, and answered last first when the run ends, as a server may answer them.
+                    heldReplies.Add(response);
+                    if (!stream.DataAvailable || heldReplies.Count == MaxHeldReplies)
+                    {
+                        await AnswerLastFirstAsync(stream, heldReplies, token).ConfigureAwait(false);
+                    }
                 }
             }
             catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
@@ -519,6 +535,34 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 server.Log($"connection {id} closed");
                 server.Signal();
             }
+        }
+
+        private async Task AnswerLastFirstAsync(NetworkStream stream, List<byte[]> heldReplies, CancellationToken token)
+        {
+            if (heldReplies.Count > 1)
+            {
+                Interlocked.Add(ref server._repliesReordered, heldReplies.Count - 1); // all but the first request's overtake it
+            }
+
+            for (int i = heldReplies.Count - 1; i >= 0; i--)
+            {
+                await WriteReplyAsync(stream, heldReplies[i], token).ConfigureAwait(false);
+            }
+
+            heldReplies.Clear();
+        }
+
+        private async Task WriteReplyAsync(NetworkStream stream, byte[] response, CancellationToken token)
+        {
+            Task gate = Volatile.Read(ref server._replyGate).Task;
+            if (!gate.IsCompleted)
+            {
+                await gate.WaitAsync(token).ConfigureAwait(false);
+            }
+
+            // Counted before the write: the client may read the reply and go on before WriteAsync returns here.
+            Interlocked.Add(ref server._bytesSent, response.Length);
+            await stream.WriteAsync(response, token).ConfigureAwait(false);
         }
 
         private async Task<bool> ReadExactlyAsync(NetworkStream stream, Memory<byte> buffer, CancellationToken token)
@@ -539,7 +583,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return true;
         }
 
-        private byte[] Handle(KvProtocol.RequestHeader request, byte[] body)
+        /// <summary>Executes a request; <paramref name="reorderable"/> says whether its reply may overtake earlier ones (unordered execution, no barrier).</summary>
+        private byte[] Handle(KvProtocol.RequestHeader request, byte[] body, out bool reorderable)
         {
             ReadOnlySpan<byte> extras = body.AsSpan(request.FramingExtrasLength, request.ExtrasLength);
             ReadOnlySpan<byte> keyBytes = body.AsSpan(request.FramingExtrasLength + request.ExtrasLength, request.KeyLength);
@@ -573,7 +618,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             // (durability on a DELETE, PRESERVE_TTL on a GET) is refused, never executed without it.
             bool mutation = op is KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace;
             byte[]? framingRefusal = null;
-            bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out string? framingError);
+            bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out bool barrier, out string? framingError);
             if (framed && preserveTtl && !mutation)
             {
                 framed = false;
@@ -618,6 +663,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             };
 
             server.Record(op, (ushort)((response[6] << 8) | response[7]), id);
+            reorderable = _unorderedExecution && !barrier && KvProtocol.IsReorderable(op);
             return response;
         }
 
@@ -629,9 +675,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
         private byte[] Hello(KvProtocol.RequestHeader request, ReadOnlySpan<byte> requested)
         {
-            // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON, and
-            // alternate requests, PRESERVE_TTL and collections unless the options play a server older than 7.0. Not
-            // durability, snappy, mutation tokens, unordered execution or cluster-map push. (SDK 3.9.5 reads
+            // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON, unordered
+            // execution unless the options say not, and alternate requests, PRESERVE_TTL and collections unless the
+            // options play a server older than 7.0. Not durability, snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
             // every reply body of 5 bytes or more as flags and expiry extras, so a HELLO reply of one or two features
             // fails there with "buffer must be at least 4 bytes"; a real node always acknowledges more than that.)
             var acknowledged = new List<ushort>();
@@ -639,7 +685,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             {
                 ushort feature = (ushort)((requested[i] << 8) | requested[i + 1]);
                 bool offered = KvProtocol.Features.Supported.Contains(feature)
-                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl or KvProtocol.Features.Collections));
+                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl or KvProtocol.Features.Collections))
+                    && (server._options.UnorderedExecution || feature != KvProtocol.Features.UnorderedExecution);
                 if (offered && !acknowledged.Contains(feature))
                 {
                     acknowledged.Add(feature);
@@ -649,6 +696,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             _alternateRequests = acknowledged.Contains(KvProtocol.Features.AlternateRequests);
             _preserveTtl = acknowledged.Contains(KvProtocol.Features.PreserveTtl);
             _collections = acknowledged.Contains(KvProtocol.Features.Collections);
+            _unorderedExecution = acknowledged.Contains(KvProtocol.Features.UnorderedExecution);
 
             var reply = new byte[acknowledged.Count * 2];
             for (int i = 0; i < acknowledged.Count; i++)
@@ -789,13 +837,15 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         }
 
         /// <summary>
-        /// Reads a mutation's framing extras: each frame is an id and a length in one byte (a nibble of 15 is escaped into
-        /// the next byte), then its data. Only PRESERVE_TTL (id 5, no data, once negotiated) is understood; any other frame
-        /// is refused with its id, loudly, rather than ignored (durability, impersonation: not implemented here).
+        /// Reads a request's framing extras: each frame is an id and a length in one byte (a nibble of 15 is escaped into
+        /// the next byte), then its data. Only PRESERVE_TTL (id 5) and the barrier (id 0), no data, once negotiated, are
+        /// understood; any other frame is refused with its id, loudly, rather than ignored (durability, impersonation: not
+        /// implemented here).
         /// </summary>
-        private bool TryReadFraming(ReadOnlySpan<byte> framing, out bool preserveTtl, out string? error)
+        private bool TryReadFraming(ReadOnlySpan<byte> framing, out bool preserveTtl, out bool barrier, out string? error)
         {
             preserveTtl = false;
+            barrier = false;
             error = null;
             int i = 0;
             while (i < framing.Length)
@@ -811,11 +861,19 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                     return false;
                 }
 
+                if (frameId == KvProtocol.FramingExtras.Barrier && length == 0 && _unorderedExecution)
+                {
+                    barrier = true;
+                    continue;
+                }
+
                 if (frameId != KvProtocol.FramingExtras.PreserveTtl || length != 0 || !_preserveTtl)
                 {
                     error = frameId == KvProtocol.FramingExtras.PreserveTtl && !_preserveTtl
                         ? "framing extra PRESERVE_TTL (5) without HELLO PRESERVE_TTL"
-                        : $"framing extra {frameId} (length {length}) is not implemented by this test server";
+                        : frameId == KvProtocol.FramingExtras.Barrier && !_unorderedExecution
+                            ? "framing extra barrier (0) without HELLO unordered execution"
+                            : $"framing extra {frameId} (length {length}) is not implemented by this test server";
                     return false;
                 }
 

@@ -35,6 +35,13 @@ public sealed class CouchbaseLoopbackServerOptions
     public bool PreserveTtl { get; init; } = true;
 
     /// <summary>
+    /// Whether HELLO acknowledges unordered execution (0x0e), as Couchbase Server does and SDK 3.x asks by default: then
+    /// the replies to pipelined reorderable requests (GET, SET, DELETE, ...) go out last first. False answers every
+    /// request in order, as a server must for a client that did not ask.
+    /// </summary>
+    public bool UnorderedExecution { get; init; } = true;
+
+    /// <summary>
     /// The bucket's scopes and collections besides <c>_default._default</c>, which every bucket has: empty (the
     /// default) is a fresh bucket. Ids are given in order, as Couchbase Server gives them to scopes and collections
     /// created one after the other: scopes from 8, collections from 8 (0 to 7 are reserved), and the manifest uid counts

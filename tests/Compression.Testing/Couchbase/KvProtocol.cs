@@ -76,6 +76,9 @@ public static class KvProtocol
         /// <summary>JSON datatype: the client may set datatype bit 0x01; the server stores and returns it (not validated here).</summary>
         public const ushort Json = 0x0b;
 
+        /// <summary>Unordered execution: the server may execute and answer reorderable requests out of order (kv_engine docs/UnorderedExecution.md).</summary>
+        public const ushort UnorderedExecution = 0x0e;
+
         /// <summary>Alternate requests: the client may send flexible-framing requests (magic 0x08) with framing extras.</summary>
         public const ushort AlternateRequests = 0x10;
 
@@ -85,13 +88,16 @@ public static class KvProtocol
         /// <summary>PRESERVE_TTL: a mutation may carry framing extra 5, which keeps the document's expiry.</summary>
         public const ushort PreserveTtl = 0x14;
 
-        /// <summary>The features this server acknowledges when asked, in no particular order (the last three only when its options play a 7.x server).</summary>
-        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, AlternateRequests, Collections, PreserveTtl];
+        /// <summary>The features this server acknowledges when asked, in no particular order (unordered execution unless its options say not; the last three only when they play a 7.x server).</summary>
+        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, UnorderedExecution, AlternateRequests, Collections, PreserveTtl];
     }
 
     /// <summary>Request framing extras this server reads (the frame's id, in its first byte's high nibble).</summary>
     public static class FramingExtras
     {
+        /// <summary>Barrier (no data): with unordered execution, the request is executed and answered after every earlier one, before every later one.</summary>
+        public const int Barrier = 0;
+
         /// <summary>Keep the document's expiry (no data).</summary>
         public const int PreserveTtl = 5;
     }
@@ -159,6 +165,17 @@ public static class KvProtocol
     {
         <= 0x06 or 0x0e or 0x0f or 0x1c or 0x1d or 0x83 or 0x94 or 0x95 or 0xa0 => true,
         >= 0xc5 and <= 0xd2 => true,
+        _ => false,
+    };
+
+    /// <summary>
+    /// Whether a server in unordered execution may answer an opcode out of order (kv_engine's
+    /// <c>cb::mcbp::is_reorder_supported()</c>, as docs/UnorderedExecution.md lists it).
+    /// </summary>
+    public static bool IsReorderable(byte opcode) => opcode switch
+    {
+        <= 0x06 or 0x0c or 0x0e or 0x0f or 0x1c or 0x1d or 0x48 or 0x83 or 0x93 or 0x94 or 0x95 => true,
+        >= 0xc5 and <= 0xd3 => true,
         _ => false,
     };
 

@@ -97,21 +97,54 @@ internal sealed class KvRawClient : IDisposable
         uint opaque = framing is null
             ? await SendAsync(KvProtocol.RequestMagic, opcode, extras ?? [], key, value ?? [])
             : await SendAsync(KvProtocol.FlexibleRequestMagic, opcode, extras ?? [], key, value ?? [], framing);
+        KvRawResponse response = await ReadAsync();
+        Assert.Equal(opcode, response.Opcode);
+        Assert.Equal(opaque, response.Opaque);
+        return response;
+    }
+
+    /// <summary>Reads the next response, whichever request it answers.</summary>
+    public async Task<KvRawResponse> ReadAsync()
+    {
         var header = new byte[KvProtocol.HeaderLength];
         await _stream.ReadExactlyAsync(header);
         Assert.Equal(KvProtocol.ResponseMagic, header[0]);
-        Assert.Equal(opcode, header[1]);
-        Assert.Equal(opaque, BinaryPrimitives.ReadUInt32BigEndian(header.AsSpan(12)));
         var body = new byte[BinaryPrimitives.ReadUInt32BigEndian(header.AsSpan(8))];
         await _stream.ReadExactlyAsync(body);
         int extrasLength = header[4];
         int skip = extrasLength + BinaryPrimitives.ReadUInt16BigEndian(header.AsSpan(2));
-        return new KvRawResponse(BinaryPrimitives.ReadUInt16BigEndian(header.AsSpan(6)), body[..extrasLength], body[skip..], header[5], BinaryPrimitives.ReadUInt64BigEndian(header.AsSpan(16)));
+        return new KvRawResponse(BinaryPrimitives.ReadUInt16BigEndian(header.AsSpan(6)), body[..extrasLength], body[skip..], header[5],
+            BinaryPrimitives.ReadUInt64BigEndian(header.AsSpan(16)), header[1], BinaryPrimitives.ReadUInt32BigEndian(header.AsSpan(12)));
+    }
+
+    /// <summary>
+    /// Sends <paramref name="requests"/> (opcode, key, flexible framing or null) pipelined, in one write, so that the server
+    /// finds them all buffered; returns their opaques in order. Read the replies with <see cref="ReadAsync"/>.
+    /// </summary>
+    public async Task<uint[]> SendPipelineAsync(params (byte Opcode, byte[] Key, byte[]? Framing)[] requests)
+    {
+        var opaques = new uint[requests.Length];
+        using var pipeline = new MemoryStream();
+        for (int i = 0; i < requests.Length; i++)
+        {
+            (byte opcode, byte[] key, byte[]? framing) = requests[i];
+            byte magic = framing is null ? KvProtocol.RequestMagic : KvProtocol.FlexibleRequestMagic;
+            pipeline.Write(BuildRequest(magic, opcode, [], key, [], framing, out opaques[i]));
+        }
+
+        await _stream.WriteAsync(pipeline.ToArray());
+        return opaques;
     }
 
     public async Task<uint> SendAsync(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value, byte[]? framing = null)
     {
-        uint opaque = ++_opaque;
+        await _stream.WriteAsync(BuildRequest(magic, opcode, extras, key, value, framing, out uint opaque));
+        return opaque;
+    }
+
+    private byte[] BuildRequest(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value, byte[]? framing, out uint opaque)
+    {
+        opaque = ++_opaque;
         framing ??= [];
         int body = framing.Length + extras.Length + key.Length + value.Length;
         var request = new byte[KvProtocol.HeaderLength + body];
@@ -134,8 +167,7 @@ internal sealed class KvRawClient : IDisposable
         extras.CopyTo(request, KvProtocol.HeaderLength + framing.Length);
         key.CopyTo(request, KvProtocol.HeaderLength + framing.Length + extras.Length);
         value.CopyTo(request, KvProtocol.HeaderLength + framing.Length + extras.Length + key.Length);
-        await _stream.WriteAsync(request);
-        return opaque;
+        return request;
     }
 
     /// <summary>Reads until the server closes the connection; returns the bytes read.</summary>
@@ -160,8 +192,8 @@ internal sealed class KvRawClient : IDisposable
     private static byte[] Digest(HashAlgorithmName hash, byte[] data) => CryptographicOperations.HashData(hash, data);
 }
 
-/// <summary>A reply as <see cref="KvRawClient"/> read it: status, extras, value (after extras and key), datatype and CAS.</summary>
-internal sealed record KvRawResponse(ushort Status, byte[] Extras, byte[] Value, byte DataType, ulong Cas)
+/// <summary>A reply as <see cref="KvRawClient"/> read it: status, extras, value (after extras and key), datatype, CAS, and the opcode and opaque it answers.</summary>
+internal sealed record KvRawResponse(ushort Status, byte[] Extras, byte[] Value, byte DataType, ulong Cas, byte Opcode, uint Opaque)
 {
     /// <summary>Status and value, what most tests look at.</summary>
     public void Deconstruct(out ushort status, out byte[] value)
