@@ -106,6 +106,30 @@ public sealed class CollectionsTests(ITestOutputHelper output)
         Assert.Equal(0, loopback.Server.DocumentCount);
     }
 
+    [Fact]
+    public async Task Concurrent_gets_of_two_collections_each_get_their_own_document_whatever_order_the_replies_come_in()
+    {
+        // The SDK negotiates unordered execution, so replies to requests that reach the server together come last first;
+        // how many do depends on timing (RepliesReordered is reported, not asserted), every result must match its key.
+        await using LoopbackCluster loopback = await LoopbackCluster.StartAsync(output, Options());
+        IScope inventory = await loopback.Bucket.ScopeAsync("inventory");
+        ICouchbaseCollection hotels = inventory.Collection("hotels"), airlines = inventory.Collection("airlines");
+        for (int i = 0; i < 200; i++)
+        {
+            loopback.Server.PutDocument("inventory", "hotels", $"k::{i}", Encoding.UTF8.GetBytes($$"""{"hotel":{{i}}}"""), 0x02000006, dataType: 1);
+            loopback.Server.PutDocument("inventory", "airlines", $"k::{i}", Encoding.UTF8.GetBytes($$"""{"airline":{{i}}}"""), 0x02000006, dataType: 1);
+        }
+
+        string[] read = await Task.WhenAll(Enumerable.Range(0, 400).Select(async n =>
+        {
+            using IGetResult result = await (n % 2 == 0 ? hotels : airlines).GetAsync($"k::{n / 2}");
+            return result.ContentAs<Dictionary<string, int>>()!.Single() is var (field, value) ? $"{field}:{value}" : "";
+        }));
+
+        Assert.Equal(Enumerable.Range(0, 400).Select(n => $"{(n % 2 == 0 ? "hotel" : "airline")}:{n / 2}"), read);
+        output.WriteLine($"replies reordered by the server: {loopback.Server.RepliesReordered}");
+    }
+
     private static string Body(CouchbaseLoopbackServer server, string scope, string collection, string key)
     {
         Assert.True(server.TryGetDocument(scope, collection, key, out KvDocument? document), $"{scope}.{collection} has no {key}");
