@@ -8,8 +8,9 @@ namespace Compression.Testing.Couchbase;
 /// <summary>
 /// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
 /// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD in its collections. HELLO
-/// (xerror, select-bucket, JSON, and alternate requests, PRESERVE_TTL and collections unless the options play a server
-/// older than 7.0: no snappy or durability), the collections manifest and collection ids (GET_COLLECTIONS_MANIFEST,
+/// (xerror, select-bucket, JSON, unordered execution, and alternate requests, PRESERVE_TTL and collections unless the
+/// options play a server older than 7.0: no snappy or durability; with unordered execution, pipelined reorderable
+/// requests are answered last first), the collections manifest and collection ids (GET_COLLECTIONS_MANIFEST,
 /// GET_COLLECTION_ID, keys prefixed with their collection id, documents kept per collection, a collection's maximum TTL
 /// applied), the error
 /// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
