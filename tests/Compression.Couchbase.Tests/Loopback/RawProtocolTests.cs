@@ -1,6 +1,4 @@
 using System.Buffers.Binary;
-using System.Net.Sockets;
-using System.Security.Cryptography;
 using System.Text;
 using Compression.Testing.Couchbase;
 using Xunit;
@@ -21,7 +19,7 @@ public sealed class RawProtocolTests
     public async Task Scram_exchange_checks_the_proof_and_returns_a_server_signature_the_client_can_verify(string mechanism)
     {
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
-        using var client = await RawClient.ConnectAsync(server.Port);
+        using var client = await KvRawClient.ConnectAsync(server.Port);
 
         (ushort status, byte[] value) = await client.CallAsync(KvProtocol.Opcodes.SaslListMechs);
         Assert.Equal(0, status);
@@ -37,7 +35,7 @@ public sealed class RawProtocolTests
     public async Task A_wrong_password_is_answered_auth_error_and_the_connection_stays_unauthenticated()
     {
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
-        using var client = await RawClient.ConnectAsync(server.Port);
+        using var client = await KvRawClient.ConnectAsync(server.Port);
 
         Assert.False(await client.AuthenticateAsync("SCRAM-SHA256", server.Username, "wrong"));
         (ushort status, _) = await client.CallAsync(KvProtocol.Opcodes.SelectBucket, key: server.BucketName);
@@ -50,7 +48,7 @@ public sealed class RawProtocolTests
     public async Task Key_value_commands_need_authentication_then_a_bucket()
     {
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
-        using var client = await RawClient.ConnectAsync(server.Port);
+        using var client = await KvRawClient.ConnectAsync(server.Port);
 
         Assert.Equal(KvProtocol.Status.AccessDenied, (await client.CallAsync(KvProtocol.Opcodes.Get, key: "k")).Status);
         Assert.True(await client.AuthenticateAsync("SCRAM-SHA512", server.Username, server.Password));
@@ -67,12 +65,12 @@ public sealed class RawProtocolTests
     }
 
     [Theory]
-    [InlineData(true, new ushort[] { 0x0b, 0x08, 0x10, 0x07, 0x14 })]
-    [InlineData(false, new ushort[] { 0x0b, 0x08, 0x07 })] // a server older than 7.0: no alternate requests, no PRESERVE_TTL
+    [InlineData(true, new ushort[] { 0x0b, 0x12, 0x08, 0x10, 0x07, 0x14 })]
+    [InlineData(false, new ushort[] { 0x0b, 0x08, 0x07 })] // a server older than 7.0: no alternate requests, collections or PRESERVE_TTL
     public async Task Hello_acknowledges_only_implemented_features_in_the_order_asked(bool preserveTtl, ushort[] expected)
     {
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { PreserveTtl = preserveTtl });
-        using var client = await RawClient.ConnectAsync(server.Port);
+        using var client = await KvRawClient.ConnectAsync(server.Port);
         ushort[] asked = [0x0b, 0x12, 0x08, 0x10, 0x0a, 0x07, 0x14];
         var body = new byte[asked.Length * 2];
         for (int i = 0; i < asked.Length; i++)
@@ -92,7 +90,7 @@ public sealed class RawProtocolTests
     {
         var log = new List<string>();
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { Log = line => { lock (log) { log.Add(line); } } });
-        using var client = await RawClient.ConnectAsync(server.Port);
+        using var client = await KvRawClient.ConnectAsync(server.Port);
 
         (ushort status, byte[] message) = await client.CallAsync(0x05, key: "counter"); // INCREMENT
         Assert.Equal(KvProtocol.Status.UnknownCommand, status);
@@ -118,7 +116,7 @@ public sealed class RawProtocolTests
         // Found by review: framing extras were read on SET/ADD/REPLACE only, so a durable DELETE ran as a plain one.
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync();
         server.PutDocument("k", "{\"v\":1}"u8.ToArray(), flags: 0x02000006, expiry: 1234);
-        using var client = await RawClient.ConnectAsync(server.Port);
+        using var client = await KvRawClient.ConnectAsync(server.Port);
         byte[] hello = [0x00, 0x10, 0x00, 0x14, 0x00, 0x07, 0x00, 0x08, 0x00, 0x0b];
         Assert.Equal(0, (await client.CallAsync(KvProtocol.Opcodes.Hello, key: "agent", value: hello)).Status);
         Assert.True(await client.AuthenticateAsync("SCRAM-SHA512", server.Username, server.Password));
@@ -130,127 +128,5 @@ public sealed class RawProtocolTests
         Assert.NotEmpty(server.ProtocolErrors);
         Assert.True(server.TryGetDocument("k", out KvDocument? kept));
         Assert.Equal(1234u, kept.Expiry);
-    }
-
-    /// <summary>A minimal memcached binary protocol client with a SCRAM client side written from RFC 5802.</summary>
-    private sealed class RawClient : IDisposable
-    {
-        private readonly TcpClient _tcp;
-        private readonly NetworkStream _stream;
-        private uint _opaque;
-
-        private RawClient(TcpClient tcp)
-        {
-            _tcp = tcp;
-            _stream = tcp.GetStream();
-        }
-
-        public static async Task<RawClient> ConnectAsync(int port)
-        {
-            var tcp = new TcpClient();
-            await tcp.ConnectAsync("127.0.0.1", port);
-            return new RawClient(tcp);
-        }
-
-        public async Task<bool> AuthenticateAsync(string mechanism, string user, string password)
-        {
-            string clientNonce = Convert.ToBase64String(RandomNumberGenerator.GetBytes(18));
-            string clientFirstBare = $"n={user},r={clientNonce}";
-            (ushort status, byte[] first) = await CallAsync(KvProtocol.Opcodes.SaslAuth, key: mechanism, value: Encoding.UTF8.GetBytes("n,," + clientFirstBare));
-            Assert.Equal(KvProtocol.Status.AuthContinue, status);
-            string serverFirst = Encoding.UTF8.GetString(first);
-            Dictionary<char, string> attributes = serverFirst.Split(',').ToDictionary(a => a[0], a => a[2..]);
-            Assert.StartsWith(clientNonce, attributes['r'], StringComparison.Ordinal);
-
-            (HashAlgorithmName hash, int length) = mechanism switch
-            {
-                "SCRAM-SHA512" => (HashAlgorithmName.SHA512, 64),
-                "SCRAM-SHA256" => (HashAlgorithmName.SHA256, 32),
-                _ => (HashAlgorithmName.SHA1, 20),
-            };
-            byte[] salted = Rfc2898DeriveBytes.Pbkdf2(Encoding.UTF8.GetBytes(password), Convert.FromBase64String(attributes['s']), int.Parse(attributes['i'], System.Globalization.CultureInfo.InvariantCulture), hash, length);
-            string withoutProof = $"c=biws,r={attributes['r']}";
-            string authMessage = $"{clientFirstBare},{serverFirst},{withoutProof}";
-            byte[] clientKey = Hmac(hash, salted, "Client Key");
-            byte[] signature = Hmac(hash, Digest(hash, clientKey), authMessage);
-            byte[] proof = [.. clientKey.Zip(signature, (a, b) => (byte)(a ^ b))];
-            (status, byte[] final) = await CallAsync(KvProtocol.Opcodes.SaslStep, key: mechanism, value: Encoding.UTF8.GetBytes($"{withoutProof},p={Convert.ToBase64String(proof)}"));
-            if (status != 0)
-            {
-                Assert.Equal(KvProtocol.Status.AuthError, status);
-                return false;
-            }
-
-            string expected = "v=" + Convert.ToBase64String(Hmac(hash, Hmac(hash, salted, "Server Key"), authMessage));
-            Assert.Equal(expected, Encoding.UTF8.GetString(final));
-            return true;
-        }
-
-        /// <summary>Sends a request and reads its response; with <paramref name="framing"/>, as a flexible-framing request (magic 0x08).</summary>
-        public async Task<(ushort Status, byte[] Value)> CallAsync(byte opcode, string key = "", byte[]? value = null, byte[]? framing = null)
-        {
-            uint opaque = framing is null
-                ? await SendAsync(KvProtocol.RequestMagic, opcode, [], Encoding.UTF8.GetBytes(key), value ?? [])
-                : await SendAsync(KvProtocol.FlexibleRequestMagic, opcode, [], Encoding.UTF8.GetBytes(key), value ?? [], framing);
-            var header = new byte[KvProtocol.HeaderLength];
-            await _stream.ReadExactlyAsync(header);
-            Assert.Equal(KvProtocol.ResponseMagic, header[0]);
-            Assert.Equal(opcode, header[1]);
-            Assert.Equal(opaque, BinaryPrimitives.ReadUInt32BigEndian(header.AsSpan(12)));
-            var body = new byte[BinaryPrimitives.ReadUInt32BigEndian(header.AsSpan(8))];
-            await _stream.ReadExactlyAsync(body);
-            int skip = header[4] + BinaryPrimitives.ReadUInt16BigEndian(header.AsSpan(2));
-            return (BinaryPrimitives.ReadUInt16BigEndian(header.AsSpan(6)), body[skip..]);
-        }
-
-        public async Task<uint> SendAsync(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value, byte[]? framing = null)
-        {
-            uint opaque = ++_opaque;
-            framing ??= [];
-            int body = framing.Length + extras.Length + key.Length + value.Length;
-            var request = new byte[KvProtocol.HeaderLength + body];
-            request[0] = magic;
-            request[1] = opcode;
-            if (magic == KvProtocol.FlexibleRequestMagic)
-            {
-                request[2] = (byte)framing.Length;
-                request[3] = (byte)key.Length;
-            }
-            else
-            {
-                BinaryPrimitives.WriteUInt16BigEndian(request.AsSpan(2), (ushort)key.Length);
-            }
-
-            request[4] = (byte)extras.Length;
-            BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(8), (uint)body);
-            BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(12), opaque);
-            framing.CopyTo(request, KvProtocol.HeaderLength);
-            extras.CopyTo(request, KvProtocol.HeaderLength + framing.Length);
-            key.CopyTo(request, KvProtocol.HeaderLength + framing.Length + extras.Length);
-            value.CopyTo(request, KvProtocol.HeaderLength + framing.Length + extras.Length + key.Length);
-            await _stream.WriteAsync(request);
-            return opaque;
-        }
-
-        /// <summary>Reads until the server closes the connection; returns the bytes read.</summary>
-        public async Task<int> ReadToEndAsync()
-        {
-            var buffer = new byte[256];
-            int total = 0;
-            int read;
-            while ((read = await _stream.ReadAsync(buffer)) > 0)
-            {
-                total += read;
-            }
-
-            return total;
-        }
-
-        public void Dispose() => _tcp.Dispose();
-
-        private static byte[] Hmac(HashAlgorithmName hash, byte[] key, string data)
-            => CryptographicOperations.HmacData(hash, key, Encoding.UTF8.GetBytes(data));
-
-        private static byte[] Digest(HashAlgorithmName hash, byte[] data) => CryptographicOperations.HashData(hash, data);
     }
 }

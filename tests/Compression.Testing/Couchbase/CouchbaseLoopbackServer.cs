@@ -7,23 +7,28 @@ namespace Compression.Testing.Couchbase;
 
 /// <summary>
 /// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
-/// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD on the default collection. HELLO
-/// (xerror, select-bucket, JSON, and alternate requests with PRESERVE_TTL unless the options play an older server: no
-/// collections, snappy or durability), the error
+/// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD in its collections. HELLO
+/// (xerror, select-bucket, JSON, unordered execution, and alternate requests, PRESERVE_TTL and collections unless the
+/// options play a server older than 7.0: no snappy or durability; with unordered execution, pipelined reorderable
+/// requests are answered last first), the collections manifest and collection ids (GET_COLLECTIONS_MANIFEST,
+/// GET_COLLECTION_ID, keys prefixed with their collection id, documents kept per collection, a collection's maximum TTL
+/// applied), the error
 /// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
 /// global one before SELECT_BUCKET, as servers since 6.5 give it, and the CCCP bucket config after),
 /// GET, SET, ADD, REPLACE and DELETE with CAS (framing extras: PRESERVE_TTL on SET/ADD/REPLACE only; any other frame,
 /// on any command, is refused), NOOP. Any other command is answered 0x81 (unknown command) and recorded
-/// in <see cref="UnknownCommands"/> and the log. Expiry is stored but never enforced; there is no durability,
+/// in <see cref="UnknownCommands"/> and the log. Expiry is stored (absolute, by <see cref="CouchbaseLoopbackServerOptions.Clock"/>) but never enforced; there is no durability,
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
 /// <see cref="StopAsync"/>/<see cref="StartAsync()"/>.
 /// </summary>
 public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 {
     private const int MaxBodyLength = 32 * 1024 * 1024;
+    private const int MaxHeldReplies = 64;
 
     private readonly CouchbaseLoopbackServerOptions _options;
-    private readonly Dictionary<string, KvDocument> _documents = new(StringComparer.Ordinal);
+    private readonly Dictionary<DocumentKey, KvDocument> _documents = [];
+    private readonly KvCollectionManifest _manifest;
     private readonly Lock _documentsLock = new();
     private readonly ConcurrentDictionary<long, Connection> _connections = new();
     private readonly ConcurrentQueue<KvCommand> _commands = new();
@@ -42,6 +47,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     private long _connectionsAccepted;
     private long _connectionsRefused;
     private long _authenticationFailures;
+    private long _repliesReordered;
     private int _commandsLogged;
     private TcpListener? _listener;
     private CancellationTokenSource? _running;
@@ -62,7 +68,13 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             }
         }
 
+        if (!options.PreserveTtl && options.Collections.Count > 0)
+        {
+            throw new ArgumentException("Collections need a 7.x server: PreserveTtl = false plays an older one, which has no collections.", nameof(options));
+        }
+
         _options = options;
+        _manifest = new KvCollectionManifest(options.Collections);
         Port = options.Port;
     }
 
@@ -131,7 +143,13 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     /// <summary>Framing errors that made the server close a connection (bad magic, oversized body).</summary>
     public IReadOnlyList<string> ProtocolErrors => [.. _protocolErrors];
 
-    /// <summary>Number of documents stored.</summary>
+    /// <summary>Replies sent ahead of the reply to an earlier request of their connection (unordered execution only).</summary>
+    public long RepliesReordered => Interlocked.Read(ref _repliesReordered);
+
+    /// <summary>The uid of the bucket's collections manifest (fixed: the collections are those of the options).</summary>
+    public ulong ManifestUid => _manifest.Uid;
+
+    /// <summary>Number of documents stored, in every collection.</summary>
     public int DocumentCount
     {
         get
@@ -199,27 +217,57 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         }
     }
 
-    /// <summary>A stored document, as the client last wrote it.</summary>
+    /// <summary>The id of a collection of the bucket; an <see cref="ArgumentException"/> naming the collections there are when it has none.</summary>
+    public uint CollectionIdOf(string scope, string collection) => _manifest.IdOf(scope, collection);
+
+    /// <summary>A stored document of the default collection, as the client last wrote it.</summary>
     public bool TryGetDocument(string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out KvDocument? document)
+        => TryGetDocument(KvCollectionManifest.DefaultCollectionId, key, out document);
+
+    /// <summary>A stored document of <c>scope.collection</c>, as the client last wrote it.</summary>
+    public bool TryGetDocument(string scope, string collection, string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out KvDocument? document)
+        => TryGetDocument(CollectionIdOf(scope, collection), key, out document);
+
+    /// <summary>The keys of the documents stored in <c>scope.collection</c>, in ordinal order.</summary>
+    public IReadOnlyList<string> KeysIn(string scope, string collection)
     {
+        uint collectionId = CollectionIdOf(scope, collection);
         lock (_documentsLock)
         {
-            return _documents.TryGetValue(key, out document);
+            return [.. _documents.Keys.Where(k => k.CollectionId == collectionId).Select(k => k.Key).Order(StringComparer.Ordinal)];
         }
     }
 
-    /// <summary>Stores a document directly (as if a client had written it, with <paramref name="expiry"/>), for arranging legacy data; returns its CAS.</summary>
+    /// <summary>
+    /// Stores a document in the default collection directly (as if a client had written it, with <paramref name="expiry"/>
+    /// as the absolute time the server keeps), for arranging legacy data; returns its CAS.
+    /// </summary>
     public ulong PutDocument(string key, ReadOnlyMemory<byte> value, uint flags, byte dataType = 0, uint expiry = 0)
+        => PutDocument(KvCollectionManifest.DefaultCollectionId, key, value, flags, dataType, expiry);
+
+    /// <summary>Stores a document in <c>scope.collection</c> directly, as <see cref="PutDocument(string, ReadOnlyMemory{byte}, uint, byte, uint)"/> does; returns its CAS.</summary>
+    public ulong PutDocument(string scope, string collection, string key, ReadOnlyMemory<byte> value, uint flags, byte dataType = 0, uint expiry = 0)
+        => PutDocument(CollectionIdOf(scope, collection), key, value, flags, dataType, expiry);
+
+    private bool TryGetDocument(uint collectionId, string key, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out KvDocument? document)
+    {
+        lock (_documentsLock)
+        {
+            return _documents.TryGetValue(new DocumentKey(collectionId, key), out document);
+        }
+    }
+
+    private ulong PutDocument(uint collectionId, string key, ReadOnlyMemory<byte> value, uint flags, byte dataType, uint expiry)
     {
         lock (_documentsLock)
         {
             ulong cas = NextCas();
-            _documents[key] = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry);
+            _documents[new DocumentKey(collectionId, key)] = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry, collectionId);
             return cas;
         }
     }
 
-    /// <summary>Removes every document.</summary>
+    /// <summary>Removes every document, in every collection.</summary>
     public void ClearDocuments()
     {
         lock (_documentsLock)
@@ -254,7 +302,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             listener.Server.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
             listener.Start(backlog: 128);
             Port = ((IPEndPoint)listener.LocalEndpoint).Port;
-            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _options.ManagementPort);
+            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _options.ManagementPort, collections: _options.PreserveTtl);
             _globalConfig = KvBucketConfig.BuildGlobal(Port, _options.ManagementPort);
             _listener = listener;
             _running = new CancellationTokenSource();
@@ -347,6 +395,24 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
     private ulong NextCas() => ++_lastCas; // under _documentsLock
 
+    /// <summary>
+    /// The expiry a written document keeps, as Couchbase Server computes it: the request's, absolute (up to 30 days it is
+    /// relative to now, beyond that already a Unix time), 0 for none; in a collection with a maximum TTL, a document
+    /// with no expiry or a later one than now plus that TTL gets now plus that TTL.
+    /// </summary>
+    private uint ExpiryOnWrite(uint requested, KvCollectionManifest.CollectionEntry collection)
+    {
+        const uint LongestRelativeExpiry = 30 * 24 * 60 * 60;
+        long now = _options.Clock.GetUtcNow().ToUnixTimeSeconds();
+        long expiry = requested == 0 ? 0 : requested <= LongestRelativeExpiry ? now + requested : requested;
+        if (collection.MaxTtlSeconds is uint maxTtl && (expiry == 0 || expiry > now + maxTtl))
+        {
+            expiry = now + maxTtl;
+        }
+
+        return (uint)Math.Min(expiry, uint.MaxValue);
+    }
+
     private void Signal() => Interlocked.Exchange(ref _changed, new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).TrySetResult();
 
     private void Record(byte opcode, ushort status, long connectionId)
@@ -360,13 +426,23 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         Signal();
     }
 
-    /// <summary>One client connection: reads requests in order, answers each in order.</summary>
+    /// <summary>Where a document is: its collection's id and its key (without the id).</summary>
+    private readonly record struct DocumentKey(uint CollectionId, string Key);
+
+    /// <summary>
+    /// One client connection: reads and executes requests in order, and answers them in order, except with unordered
+    /// execution (HELLO 0x0e): then the replies to reorderable requests (kv_engine's list: GET, SET, DELETE, ...) that
+    /// came pipelined, each already buffered when the one before was executed, go out last first, as a server may send
+    /// them; a barrier (framing extra 0) or any other command ends such a run.
+    /// </summary>
     private sealed class Connection(CouchbaseLoopbackServer server, long id, Socket socket)
     {
         private readonly CancellationTokenSource _aborted = new();
         private bool _authenticated;
         private bool _alternateRequests;
         private bool _preserveTtl;
+        private bool _collections;
+        private bool _unorderedExecution;
         private string? _bucket;
         private ScramServer? _scram;
 
@@ -396,6 +472,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             CancellationToken token = linked.Token;
             server.Log($"connection {id} opened from {socket.RemoteEndPoint}");
             var header = new byte[KvProtocol.HeaderLength];
+            var heldReplies = new List<byte[]>();
             try
             {
                 using var stream = new NetworkStream(socket, ownsSocket: true);
@@ -411,6 +488,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                         string error = $"connection {id}: bad request header (magic 0x{header[0]:x2}, opcode 0x{header[1]:x2}); connection closed";
                         server._protocolErrors.Enqueue(error);
                         server.Log(error);
+                        await AnswerLastFirstAsync(stream, heldReplies, token).ConfigureAwait(false);
                         break;
                     }
 
@@ -426,19 +504,25 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                         string error = $"connection {id}: flexible-framing request (magic 0x08) for {KvProtocol.OpcodeName(request.Opcode)} without HELLO alternate-request support; connection closed";
                         server._protocolErrors.Enqueue(error);
                         server.Log(error);
+                        await AnswerLastFirstAsync(stream, heldReplies, token).ConfigureAwait(false);
                         break;
                     }
 
-                    byte[] response = Handle(request, body);
-                    Task gate = Volatile.Read(ref server._replyGate).Task;
-                    if (!gate.IsCompleted)
+                    byte[] response = Handle(request, body, out bool reorderable);
+                    if (!reorderable)
                     {
-                        await gate.WaitAsync(token).ConfigureAwait(false);
+                        await AnswerLastFirstAsync(stream, heldReplies, token).ConfigureAwait(false);
+                        await WriteReplyAsync(stream, response, token).ConfigureAwait(false);
+                        continue;
                     }
 
-                    // Counted before the write: the client may read the reply and go on before WriteAsync returns here.
-                    Interlocked.Add(ref server._bytesSent, response.Length);
-                    await stream.WriteAsync(response, token).ConfigureAwait(false);
+                    // Unordered execution: replies to reorderable requests that came together (the next is already
+                    // buffered) are held, and answered last first when the run ends, as a server may answer them.
+                    heldReplies.Add(response);
+                    if (!stream.DataAvailable || heldReplies.Count == MaxHeldReplies)
+                    {
+                        await AnswerLastFirstAsync(stream, heldReplies, token).ConfigureAwait(false);
+                    }
                 }
             }
             catch (Exception e) when (e is IOException or SocketException or OperationCanceledException or ObjectDisposedException)
@@ -452,6 +536,34 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 server.Log($"connection {id} closed");
                 server.Signal();
             }
+        }
+
+        private async Task AnswerLastFirstAsync(NetworkStream stream, List<byte[]> heldReplies, CancellationToken token)
+        {
+            if (heldReplies.Count > 1)
+            {
+                Interlocked.Add(ref server._repliesReordered, heldReplies.Count - 1); // all but the first request's overtake it
+            }
+
+            for (int i = heldReplies.Count - 1; i >= 0; i--)
+            {
+                await WriteReplyAsync(stream, heldReplies[i], token).ConfigureAwait(false);
+            }
+
+            heldReplies.Clear();
+        }
+
+        private async Task WriteReplyAsync(NetworkStream stream, byte[] response, CancellationToken token)
+        {
+            Task gate = Volatile.Read(ref server._replyGate).Task;
+            if (!gate.IsCompleted)
+            {
+                await gate.WaitAsync(token).ConfigureAwait(false);
+            }
+
+            // Counted before the write: the client may read the reply and go on before WriteAsync returns here.
+            Interlocked.Add(ref server._bytesSent, response.Length);
+            await stream.WriteAsync(response, token).ConfigureAwait(false);
         }
 
         private async Task<bool> ReadExactlyAsync(NetworkStream stream, Memory<byte> buffer, CancellationToken token)
@@ -472,19 +584,42 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return true;
         }
 
-        private byte[] Handle(KvProtocol.RequestHeader request, byte[] body)
+        /// <summary>Executes a request; <paramref name="reorderable"/> says whether its reply may overtake earlier ones (unordered execution, no barrier).</summary>
+        private byte[] Handle(KvProtocol.RequestHeader request, byte[] body, out bool reorderable)
         {
             ReadOnlySpan<byte> extras = body.AsSpan(request.FramingExtrasLength, request.ExtrasLength);
             ReadOnlySpan<byte> keyBytes = body.AsSpan(request.FramingExtrasLength + request.ExtrasLength, request.KeyLength);
             ReadOnlyMemory<byte> value = body.AsMemory(request.FramingExtrasLength + request.ExtrasLength + request.KeyLength);
-            string key = System.Text.Encoding.UTF8.GetString(keyBytes);
             byte op = request.Opcode;
+
+            // On a connection that negotiated collections, the key of every document command starts with the id of the
+            // document's collection; on any other the document is in the default collection.
+            uint collectionId = KvCollectionManifest.DefaultCollectionId;
+            byte[]? collectionRefusal = null;
+            if (_collections && KvProtocol.IsDocumentCommand(op))
+            {
+                if (!KvProtocol.TryReadCollectionId(keyBytes, out collectionId, out int idLength))
+                {
+                    collectionRefusal = Error(request, KvProtocol.Status.InvalidArguments, "the key does not start with a collection id (unsigned LEB128, canonical, at most 5 bytes)");
+                }
+                else
+                {
+                    keyBytes = keyBytes[idLength..];
+                    if (server._manifest.Find(collectionId) is null)
+                    {
+                        server.Log($"connection {id}: {KvProtocol.OpcodeName(op)} for unknown collection id 0x{collectionId:x}");
+                        collectionRefusal = Reply(request, KvProtocol.Status.UnknownCollection, value: server._manifest.UnknownBody, dataType: KvProtocol.JsonDataType);
+                    }
+                }
+            }
+
+            string key = System.Text.Encoding.UTF8.GetString(keyBytes);
 
             // Framing extras are read on every request, not only on mutations: a frame this server does not implement
             // (durability on a DELETE, PRESERVE_TTL on a GET) is refused, never executed without it.
             bool mutation = op is KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace;
             byte[]? framingRefusal = null;
-            bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out string? framingError);
+            bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out bool barrier, out string? framingError);
             if (framed && preserveTtl && !mutation)
             {
                 framed = false;
@@ -511,10 +646,15 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.GetClusterConfig when !_authenticated => Error(request, KvProtocol.Status.AccessDenied, "Not authenticated"),
                 KvProtocol.Opcodes.GetClusterConfig => Reply(request, KvProtocol.Status.Success, value: _bucket is null ? server._globalConfig : server._clusterConfig),
                 KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
+                    or KvProtocol.Opcodes.GetCollectionsManifest or KvProtocol.Opcodes.GetCollectionId
                     when NotReady(request) is { } refused => refused,
-                KvProtocol.Opcodes.Get => Get(request, key),
-                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, key, preserveTtl, extras, value),
-                KvProtocol.Opcodes.Delete => Delete(request, key),
+                KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
+                    when collectionRefusal is not null => collectionRefusal,
+                KvProtocol.Opcodes.Get => Get(request, new DocumentKey(collectionId, key)),
+                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, new DocumentKey(collectionId, key), preserveTtl, extras, value),
+                KvProtocol.Opcodes.Delete => Delete(request, new DocumentKey(collectionId, key)),
+                KvProtocol.Opcodes.GetCollectionsManifest => Reply(request, KvProtocol.Status.Success, value: server._manifest.Json, dataType: KvProtocol.JsonDataType),
+                KvProtocol.Opcodes.GetCollectionId => GetCollectionId(request, keyBytes, value.Span),
                 KvProtocol.Opcodes.RangeScanCreate or KvProtocol.Opcodes.RangeScanContinue or KvProtocol.Opcodes.RangeScanCancel
                     when NotReady(request) is { } refused => refused,
                 KvProtocol.Opcodes.RangeScanCreate => RangeScanCreate(request, value.Span),
@@ -524,6 +664,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             };
 
             server.Record(op, (ushort)((response[6] << 8) | response[7]), id);
+            reorderable = _unorderedExecution && !barrier && KvProtocol.IsReorderable(op);
             return response;
         }
 
@@ -535,9 +676,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
         private byte[] Hello(KvProtocol.RequestHeader request, ReadOnlySpan<byte> requested)
         {
-            // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON, and
-            // alternate requests with PRESERVE_TTL unless the options play an older server. Not collections, durability,
-            // snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
+            // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON, unordered
+            // execution unless the options say not, and alternate requests, PRESERVE_TTL and collections unless the
+            // options play a server older than 7.0. Not durability, snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
             // every reply body of 5 bytes or more as flags and expiry extras, so a HELLO reply of one or two features
             // fails there with "buffer must be at least 4 bytes"; a real node always acknowledges more than that.)
             var acknowledged = new List<ushort>();
@@ -545,7 +686,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             {
                 ushort feature = (ushort)((requested[i] << 8) | requested[i + 1]);
                 bool offered = KvProtocol.Features.Supported.Contains(feature)
-                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl));
+                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl or KvProtocol.Features.Collections))
+                    && (server._options.UnorderedExecution || feature != KvProtocol.Features.UnorderedExecution);
                 if (offered && !acknowledged.Contains(feature))
                 {
                     acknowledged.Add(feature);
@@ -554,6 +696,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
             _alternateRequests = acknowledged.Contains(KvProtocol.Features.AlternateRequests);
             _preserveTtl = acknowledged.Contains(KvProtocol.Features.PreserveTtl);
+            _collections = acknowledged.Contains(KvProtocol.Features.Collections);
+            _unorderedExecution = acknowledged.Contains(KvProtocol.Features.UnorderedExecution);
 
             var reply = new byte[acknowledged.Count * 2];
             for (int i = 0; i < acknowledged.Count; i++)
@@ -642,9 +786,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return _bucket is null ? Reply(request, KvProtocol.Status.NoBucket) : null;
         }
 
-        private byte[] Get(KvProtocol.RequestHeader request, string key)
+        private byte[] Get(KvProtocol.RequestHeader request, DocumentKey key)
         {
-            if (!server.TryGetDocument(key, out KvDocument? document))
+            if (!server.TryGetDocument(key.CollectionId, key.Key, out KvDocument? document))
             {
                 return Reply(request, KvProtocol.Status.KeyNotFound);
             }
@@ -654,7 +798,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return Reply(request, KvProtocol.Status.Success, document.Cas, flags, document.Value.Span, document.DataType);
         }
 
-        private byte[] Mutate(KvProtocol.RequestHeader request, string key, bool preserveTtl, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
+        private byte[] Mutate(KvProtocol.RequestHeader request, DocumentKey key, bool preserveTtl, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
         {
             if (extras.Length != 8)
             {
@@ -683,25 +827,26 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                     return Reply(request, KvProtocol.Status.KeyExists);
                 }
 
-                if (preserveTtl && current is not null && request.Opcode != KvProtocol.Opcodes.Add)
-                {
-                    expiry = current.Expiry; // a new document takes the request's expiry, as on a real server
-                }
-
+                // A new document takes the request's expiry, as on a real server; an existing one keeps its own on request.
+                expiry = preserveTtl && current is not null && request.Opcode != KvProtocol.Opcodes.Add
+                    ? current.Expiry
+                    : server.ExpiryOnWrite(expiry, server._manifest.Find(key.CollectionId)!);
                 ulong cas = server.NextCas();
-                server._documents[key] = new KvDocument(key, value.ToArray(), flags, request.DataType, cas, expiry);
+                server._documents[key] = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId);
                 return Reply(request, KvProtocol.Status.Success, cas);
             }
         }
 
         /// <summary>
-        /// Reads a mutation's framing extras: each frame is an id and a length in one byte (a nibble of 15 is escaped into
-        /// the next byte), then its data. Only PRESERVE_TTL (id 5, no data, once negotiated) is understood; any other frame
-        /// is refused with its id, loudly, rather than ignored (durability, impersonation: not implemented here).
+        /// Reads a request's framing extras: each frame is an id and a length in one byte (a nibble of 15 is escaped into
+        /// the next byte), then its data. Only PRESERVE_TTL (id 5) and the barrier (id 0), no data, once negotiated, are
+        /// understood; any other frame is refused with its id, loudly, rather than ignored (durability, impersonation: not
+        /// implemented here).
         /// </summary>
-        private bool TryReadFraming(ReadOnlySpan<byte> framing, out bool preserveTtl, out string? error)
+        private bool TryReadFraming(ReadOnlySpan<byte> framing, out bool preserveTtl, out bool barrier, out string? error)
         {
             preserveTtl = false;
+            barrier = false;
             error = null;
             int i = 0;
             while (i < framing.Length)
@@ -717,11 +862,19 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                     return false;
                 }
 
+                if (frameId == KvProtocol.FramingExtras.Barrier && length == 0 && _unorderedExecution)
+                {
+                    barrier = true;
+                    continue;
+                }
+
                 if (frameId != KvProtocol.FramingExtras.PreserveTtl || length != 0 || !_preserveTtl)
                 {
                     error = frameId == KvProtocol.FramingExtras.PreserveTtl && !_preserveTtl
                         ? "framing extra PRESERVE_TTL (5) without HELLO PRESERVE_TTL"
-                        : $"framing extra {frameId} (length {length}) is not implemented by this test server";
+                        : frameId == KvProtocol.FramingExtras.Barrier && !_unorderedExecution
+                            ? "framing extra barrier (0) without HELLO unordered execution"
+                            : $"framing extra {frameId} (length {length}) is not implemented by this test server";
                     return false;
                 }
 
@@ -732,7 +885,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return true;
         }
 
-        private byte[] Delete(KvProtocol.RequestHeader request, string key)
+        private byte[] Delete(KvProtocol.RequestHeader request, DocumentKey key)
         {
             lock (server._documentsLock)
             {
@@ -748,6 +901,34 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
                 server._documents.Remove(key);
                 return Reply(request, KvProtocol.Status.Success, server.NextCas());
+            }
+        }
+
+        /// <summary>
+        /// GET_COLLECTION_ID: the value is a path <c>scope.collection</c> (an empty name is <c>_default</c>); the reply's
+        /// extras are the manifest uid (8 bytes) and the collection id (4). A key is refused, as 7.x servers refuse it.
+        /// </summary>
+        private byte[] GetCollectionId(KvProtocol.RequestHeader request, ReadOnlySpan<byte> key, ReadOnlySpan<byte> path)
+        {
+            if (!key.IsEmpty || request.ExtrasLength != 0)
+            {
+                return Error(request, KvProtocol.Status.InvalidArguments, "GET_COLLECTION_ID takes the path scope.collection as its value, with no key or extras");
+            }
+
+            string name = System.Text.Encoding.UTF8.GetString(path);
+            ushort status = server._manifest.Resolve(name, out uint collectionId);
+            switch (status)
+            {
+                case KvProtocol.Status.Success:
+                    Span<byte> extras = stackalloc byte[12];
+                    System.Buffers.Binary.BinaryPrimitives.WriteUInt64BigEndian(extras, server._manifest.Uid);
+                    System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(extras[8..], collectionId);
+                    return Reply(request, status, extras: extras);
+                case KvProtocol.Status.InvalidArguments:
+                    return Error(request, status, $"'{name}' is not a path scope.collection of valid names");
+                default:
+                    server.Log($"connection {id}: GET_COLLECTION_ID {name}: {(status == KvProtocol.Status.UnknownScope ? "unknown scope" : "unknown collection")}");
+                    return Reply(request, status, value: server._manifest.UnknownBody, dataType: KvProtocol.JsonDataType);
             }
         }
 
@@ -769,10 +950,15 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 return Error(request, KvProtocol.Status.InvalidArguments, error!);
             }
 
+            if (server._manifest.Find(scan.CollectionId) is null || (!_collections && scan.CollectionId != KvCollectionManifest.DefaultCollectionId))
+            {
+                return Reply(request, KvProtocol.Status.UnknownCollection, value: server._manifest.UnknownBody, dataType: KvProtocol.JsonDataType);
+            }
+
             KvDocument[] snapshot;
             lock (server._documentsLock)
             {
-                snapshot = [.. server._documents.Values];
+                snapshot = [.. server._documents.Values.Where(d => d.CollectionId == scan.CollectionId)];
             }
 
             if (!server._rangeScans.TryCreate(scan, request.VBucket, snapshot, out UInt128 uuid))

@@ -28,10 +28,32 @@ public sealed class CouchbaseLoopbackServerOptions
     public int? ManagementPort { get; init; } = 8091;
 
     /// <summary>
-    /// Whether HELLO acknowledges alternate requests (flexible framing) and PRESERVE_TTL, as Couchbase Server 7.0 and
-    /// later do; false plays an older server, which a client must not ask to keep a document's expiry.
+    /// Whether HELLO acknowledges alternate requests (flexible framing), PRESERVE_TTL and collections, as Couchbase
+    /// Server 7.0 and later do; false plays an older server, which a client must not ask to keep a document's expiry
+    /// and which has no collections (no <c>collections</c> bucket capability, every key in the default keyspace).
     /// </summary>
     public bool PreserveTtl { get; init; } = true;
+
+    /// <summary>
+    /// Whether HELLO acknowledges unordered execution (0x0e), as Couchbase Server does and SDK 3.x asks by default: then
+    /// the replies to pipelined reorderable requests (GET, SET, DELETE, ...) go out last first. False answers every
+    /// request in order, as a server must for a client that did not ask.
+    /// </summary>
+    public bool UnorderedExecution { get; init; } = true;
+
+    /// <summary>
+    /// The bucket's scopes and collections besides <c>_default._default</c>, which every bucket has: empty (the
+    /// default) is a fresh bucket. Ids are given in order, as Couchbase Server gives them to scopes and collections
+    /// created one after the other: scopes from 8, collections from 8 (0 to 7 are reserved), and the manifest uid counts
+    /// the creations. Needs <see cref="PreserveTtl"/> (a server older than 7.0 has no collections).
+    /// </summary>
+    public IReadOnlyList<KvCollectionDefinition> Collections { get; init; } = [];
+
+    /// <summary>
+    /// The server's clock: it turns a relative expiry into the absolute time a document keeps, and gives a document
+    /// written into a collection with a maximum TTL its expiry. Tests pass a fake one.
+    /// </summary>
+    public TimeProvider Clock { get; init; } = TimeProvider.System;
 
     /// <summary>Receives one line per notable event (connections, unknown commands, protocol and auth failures).</summary>
     public Action<string>? Log { get; init; }

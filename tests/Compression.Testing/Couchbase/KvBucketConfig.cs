@@ -4,7 +4,8 @@ namespace Compression.Testing.Couchbase;
 
 /// <summary>
 /// The configs GET_CLUSTER_CONFIG returns: before SELECT_BUCKET the global (GCCCP) config, nodes only, as Couchbase
-/// Server 6.5 and later do; after it the CCCP bucket config, one node holding all 1024 vBuckets.
+/// Server 6.5 and later do; after it the CCCP bucket config, one node holding all 1024 vBuckets, with the
+/// <c>collections</c> capability when the server plays 7.x.
 /// </summary>
 internal static class KvBucketConfig
 {
@@ -25,7 +26,7 @@ internal static class KvBucketConfig
         return buffer.ToArray();
     }
 
-    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort)
+    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort, bool collections)
     {
         using var buffer = new MemoryStream();
         using (var json = new Utf8JsonWriter(buffer))
@@ -38,11 +39,17 @@ internal static class KvBucketConfig
             json.WriteString("nodeLocator", "vbucket");
             json.WriteString("bucketCapabilitiesVer", "");
             json.WriteStartArray("bucketCapabilities");
-            // No "collections": the SDK then uses the default collection without collection ids or a manifest.
+            // "collections" (a 7.x server): the SDK then fetches the manifest and every collection's id. Without it the SDK
+            // uses the default collection without collection ids or a manifest.
             // "rangeScan": KV range scans (RANGE_SCAN_CREATE/CONTINUE/CANCEL), as Couchbase Server 7.6 and later advertise.
             foreach (string capability in new[] { "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt", "rangeScan" })
             {
                 json.WriteStringValue(capability);
+            }
+
+            if (collections)
+            {
+                json.WriteStringValue("collections");
             }
 
             json.WriteEndArray();

@@ -18,6 +18,8 @@ internal static class KvErrorMap
         "24":{"name":"EACCESS","desc":"No access","attrs":["auth","item-only"]},
         "81":{"name":"UNKNOWN_COMMAND","desc":"Unknown command (not implemented by the Couchbase loopback test server)","attrs":["support"]},
         "85":{"name":"EBUSY","desc":"The server is busy (a range scan continue is already running)","attrs":["temp"]},
+        "88":{"name":"UNKNOWN_COLLECTION","desc":"Unknown collection (the manifest has no collection with this id or path)","attrs":["item-only"]},
+        "8c":{"name":"UNKNOWN_SCOPE","desc":"Unknown scope (the manifest has no scope of this name)","attrs":["item-only"]},
         "a5":{"name":"RANGE_SCAN_CANCELLED","desc":"The range scan was cancelled","attrs":["item-only"]},
         "a6":{"name":"RANGE_SCAN_MORE","desc":"The range scan continue stopped at a limit; more may follow","attrs":["success","support"]},
         "a7":{"name":"RANGE_SCAN_COMPLETE","desc":"The range scan is complete","attrs":["success","support"]}

@@ -17,6 +17,9 @@ public static class KvProtocol
     /// <summary>Request magic with flexible framing extras ("alternate request"); only legal once HELLO acknowledged 0x10.</summary>
     public const byte FlexibleRequestMagic = 0x08;
 
+    /// <summary>The datatype bit of a JSON value.</summary>
+    public const byte JsonDataType = 0x01;
+
     /// <summary>Opcodes this server implements, plus names for the ones it reports as unknown.</summary>
     public static class Opcodes
     {
@@ -32,6 +35,8 @@ public static class KvProtocol
         public const byte SaslStep = 0x22;
         public const byte SelectBucket = 0x89;
         public const byte GetClusterConfig = 0xb5;
+        public const byte GetCollectionsManifest = 0xba;
+        public const byte GetCollectionId = 0xbb;
         public const byte RangeScanCreate = 0xda;
         public const byte RangeScanContinue = 0xdb;
         public const byte RangeScanCancel = 0xdc;
@@ -52,6 +57,8 @@ public static class KvProtocol
         public const ushort AccessDenied = 0x0024;
         public const ushort UnknownCommand = 0x0081;
         public const ushort Busy = 0x0085;
+        public const ushort UnknownCollection = 0x0088;
+        public const ushort UnknownScope = 0x008c;
         public const ushort RangeScanCancelled = 0x00a5;
         public const ushort RangeScanMore = 0x00a6;
         public const ushort RangeScanComplete = 0x00a7;
@@ -69,19 +76,28 @@ public static class KvProtocol
         /// <summary>JSON datatype: the client may set datatype bit 0x01; the server stores and returns it (not validated here).</summary>
         public const ushort Json = 0x0b;
 
+        /// <summary>Unordered execution: the server may execute and answer reorderable requests out of order (kv_engine docs/UnorderedExecution.md).</summary>
+        public const ushort UnorderedExecution = 0x0e;
+
         /// <summary>Alternate requests: the client may send flexible-framing requests (magic 0x08) with framing extras.</summary>
         public const ushort AlternateRequests = 0x10;
+
+        /// <summary>Collections: every key of a document command starts with its collection id, unsigned LEB128.</summary>
+        public const ushort Collections = 0x12;
 
         /// <summary>PRESERVE_TTL: a mutation may carry framing extra 5, which keeps the document's expiry.</summary>
         public const ushort PreserveTtl = 0x14;
 
-        /// <summary>The features this server acknowledges when asked, in no particular order (the last two only when its options say so).</summary>
-        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, AlternateRequests, PreserveTtl];
+        /// <summary>The features this server acknowledges when asked, in no particular order (unordered execution unless its options say not; the last three only when they play a 7.x server).</summary>
+        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, UnorderedExecution, AlternateRequests, Collections, PreserveTtl];
     }
 
     /// <summary>Request framing extras this server reads (the frame's id, in its first byte's high nibble).</summary>
     public static class FramingExtras
     {
+        /// <summary>Barrier (no data): with unordered execution, the request is executed and answered after every earlier one, before every later one.</summary>
+        public const int Barrier = 0;
+
         /// <summary>Keep the document's expiry (no data).</summary>
         public const int PreserveTtl = 5;
     }
@@ -140,6 +156,71 @@ public static class KvProtocol
         0xfe => "GET_ERROR_MAP",
         _ => $"0x{opcode:x2}",
     };
+
+    /// <summary>
+    /// Whether an opcode references a document, so that its key starts with the collection id on a connection that
+    /// negotiated collections (kv_engine docs/Collections.md: "every command that can reference a document").
+    /// </summary>
+    public static bool IsDocumentCommand(byte opcode) => opcode switch
+    {
+        <= 0x06 or 0x0e or 0x0f or 0x1c or 0x1d or 0x83 or 0x94 or 0x95 or 0xa0 => true,
+        >= 0xc5 and <= 0xd2 => true,
+        _ => false,
+    };
+
+    /// <summary>
+    /// Whether a server in unordered execution may answer an opcode out of order (kv_engine's
+    /// <c>cb::mcbp::is_reorder_supported()</c>, as docs/UnorderedExecution.md lists it).
+    /// </summary>
+    public static bool IsReorderable(byte opcode) => opcode switch
+    {
+        <= 0x06 or 0x0c or 0x0e or 0x0f or 0x1c or 0x1d or 0x48 or 0x83 or 0x93 or 0x94 or 0x95 => true,
+        >= 0xc5 and <= 0xd3 => true,
+        _ => false,
+    };
+
+    /// <summary>
+    /// Reads the collection id a key starts with (unsigned LEB128, as kv_engine expects it: at most 5 bytes, canonical,
+    /// no more than 32 bits); false when the key has none or it is encoded otherwise.
+    /// </summary>
+    public static bool TryReadCollectionId(ReadOnlySpan<byte> key, out uint collectionId, out int length)
+    {
+        collectionId = 0;
+        length = 0;
+        ulong value = 0;
+        for (int i = 0; i < Math.Min(key.Length, 5); i++)
+        {
+            value |= (ulong)(key[i] & 0x7f) << (7 * i);
+            if ((key[i] & 0x80) == 0)
+            {
+                bool canonical = i == 0 || key[i] != 0;
+                if (!canonical || value > uint.MaxValue)
+                {
+                    return false;
+                }
+
+                collectionId = (uint)value;
+                length = i + 1;
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>Writes a collection id as unsigned LEB128 (the prefix of keys on a collections connection).</summary>
+    public static byte[] EncodeCollectionId(uint collectionId)
+    {
+        var bytes = new List<byte>(5);
+        do
+        {
+            byte low = (byte)(collectionId & 0x7f);
+            collectionId >>= 7;
+            bytes.Add(collectionId == 0 ? low : (byte)(low | 0x80));
+        }
+        while (collectionId != 0);
+        return [.. bytes];
+    }
 
     /// <summary>A decoded request header (classic or flexible framing).</summary>
     public readonly record struct RequestHeader(

@@ -1,5 +1,6 @@
 using System.Buffers.Binary;
 using System.Collections.Concurrent;
+using System.Globalization;
 using System.IO.Hashing;
 using System.Security.Cryptography;
 using System.Text;
@@ -9,7 +10,8 @@ namespace Compression.Testing.Couchbase;
 
 /// <summary>
 /// KV range scans as kv_engine documents them (docs/range_scans: RANGE_SCAN_CREATE 0xDA, RANGE_SCAN_CONTINUE 0xDB,
-/// RANGE_SCAN_CANCEL 0xDC), for the default collection of the one bucket. A scan covers one vBucket: the keys whose
+/// RANGE_SCAN_CANCEL 0xDC), for one collection of the one bucket (<c>collection</c>: its id in hex; the default
+/// collection when absent). A scan covers one vBucket: the keys whose
 /// vBucket (CRC32 of the key, <c>(crc &gt;&gt; 16) &amp; 0x7fff</c>, modulo the vBucket count, as clients map them) is
 /// the request's, within the range, in byte order of their UTF-8 form. The create takes a snapshot of those documents;
 /// continues hand them out under the item, byte and time limits, in one or more responses (status success) ended by
@@ -48,10 +50,12 @@ internal sealed class KvRangeScans
                 return null;
             }
 
+            uint collectionId = 0;
             if (root.TryGetProperty("collection", out JsonElement collection)
-                && (collection.ValueKind != JsonValueKind.String || collection.GetString() is not ("0" or "")))
+                && (collection.ValueKind != JsonValueKind.String
+                    || !(collection.GetString() is "" || uint.TryParse(collection.GetString(), NumberStyles.AllowHexSpecifier, CultureInfo.InvariantCulture, out collectionId))))
             {
-                error = $"range scan create: collection {collection} is not the default collection (0); this test double has no collections";
+                error = $"range scan create: collection {collection} is not a collection id (a hex string)";
                 return null;
             }
 
@@ -82,7 +86,7 @@ internal sealed class KvRangeScans
                 return null;
             }
 
-            return new ScanRequest(keyOnly, start, startExclusive, end, endExclusive);
+            return new ScanRequest(collectionId, keyOnly, start, startExclusive, end, endExclusive);
         }
         catch (Exception e) when (e is JsonException or FormatException or InvalidOperationException)
         {
@@ -91,7 +95,7 @@ internal sealed class KvRangeScans
         }
     }
 
-    /// <summary>Creates a scan over the snapshot; false when no key of the vBucket is in the range (KEY_ENOENT).</summary>
+    /// <summary>Creates a scan over the snapshot (the documents of the request's collection); false when no key of the vBucket is in the range (KEY_ENOENT).</summary>
     public bool TryCreate(ScanRequest request, int vbucket, IEnumerable<KvDocument> documents, out UInt128 uuid)
     {
         var items = new List<(byte[] Key, KvDocument Document)>();
@@ -135,7 +139,7 @@ internal sealed class KvRangeScans
     }
 
     /// <summary>What a create asked for.</summary>
-    internal sealed record ScanRequest(bool KeyOnly, byte[] Start, bool StartExclusive, byte[] End, bool EndExclusive)
+    internal sealed record ScanRequest(uint CollectionId, bool KeyOnly, byte[] Start, bool StartExclusive, byte[] End, bool EndExclusive)
     {
         public bool Contains(ReadOnlySpan<byte> key)
         {
