@@ -79,7 +79,7 @@ public sealed class DocumentCompressor
     /// (<see cref="int.MaxValue"/> less the 16 bytes an envelope can add), so that the envelope length is still an
     /// <see cref="int"/>.
     /// </summary>
-    public const int MaxSourceLength = int.MaxValue - MaxEnvelopeOverhead;
+    public static readonly int MaxSourceLength = int.MaxValue - MaxEnvelopeOverhead;
 
     /// <summary>Magic, header byte, two 5-byte varints (length and dictionary id), checksum.</summary>
     private const int MaxEnvelopeOverhead = 2 + Varint.MaxLength32 + Varint.MaxLength32 + DocumentEnvelope.ChecksumLength;

@@ -26,7 +26,7 @@ public class DocumentCompressorOptions
     public int? Level { get; set; }
 
     /// <summary>The size from which a document is large: <see cref="LargeDocumentLevel"/> applies to it.</summary>
-    public const int LargeDocumentSize = 64 * 1024;
+    public static readonly int LargeDocumentSize = 64 * 1024;
 
     /// <summary>
     /// For zstd: documents of <see cref="LargeDocumentSize"/> bytes or more compress at this level when it is higher than

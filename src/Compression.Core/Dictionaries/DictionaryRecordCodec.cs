@@ -133,7 +133,7 @@ public interface IDictionaryRecordWriter
 public static class DictionaryRecordCodec
 {
     /// <summary>The largest shape table (with its field model) a record may hold: what the engine ever writes.</summary>
-    public const int MaxShapesBytes = Structure.ShapeTransform.MaxStoredLength;
+    public static readonly int MaxShapesBytes = Structure.ShapeTransform.MaxStoredLength;
 
     /// <summary>The fields in the order <see cref="Write(DictionaryRecord, IDictionaryRecordWriter)"/> gives them by default.</summary>
     public static ReadOnlySpan<DictionaryRecordField> Fields =>

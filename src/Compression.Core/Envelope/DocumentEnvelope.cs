@@ -28,7 +28,7 @@ public static class DocumentEnvelope
     /// older one too. What a writer writes is its own setting, not a constant: <see cref="DocumentCompressorOptions.Format"/>
     /// (<see cref="DocumentCompressor.Format"/> once built), <see cref="EnvelopeFormat.V3"/> unless set.
     /// </summary>
-    public const int LatestFormatVersion = (int)EnvelopeFormat.V3;
+    public static readonly int LatestFormatVersion = (int)EnvelopeFormat.V3;
 
     /// <summary>The v1 checksum: XxHash32, 4 bytes.</summary>
     internal const int ChecksumLength = 4;
