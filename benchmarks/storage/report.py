@@ -39,6 +39,7 @@ def load(directory):
     return {
         "corpus": s["corpus"],
         "documents": s["documents"],
+        "trainFirst": s.get("trainFirst", 0),
         "bsonBytes": s["bsonBytes"],
         "storedBytes": s["storedBytes"],
         "plain": {c: plain[c]["fileBytes"] for c in PLAIN},
@@ -97,6 +98,14 @@ def size(n):
     return f"{n:.0f} B"
 
 
+def bootstrap(results):
+    """How the serializer's runs started: the write path alone, or a bulk load trained from its first documents."""
+    first = sorted({r.get("trainFirst", 0) for r in results})
+    if first == [0]:
+        return "bootstrap included"
+    return "after training from the first " + "/".join(f"{n:,}" for n in first) + " documents of each corpus before any was written (STORAGE_TRAIN_FIRST)"
+
+
 def markdown(results):
     lines = []
     cols = ["plain none", "plain snappy", "plain zlib", "plain zstd", "ours snappy", "ours zstd", "ours BSON"]
@@ -104,7 +113,7 @@ def markdown(results):
               "ours, BSON before storage"]
     lines.append("Ratio = plain BSON bytes / table file bytes (after bulk load, checkpoint and close). "
                  "\"ours\" = `{_id, _z: BinData(0x81, envelope)}` as `CompressedDocumentSerializer` writes it (before 2026-11-24: BinData(0x80) and envelope format v1) "
-                 "(zstd-3, dictionaries trained online, bootstrap included); \"BSON before storage\" = plain BSON bytes "
+                 f"(zstd-3, dictionaries trained online, {bootstrap(results)}); \"BSON before storage\" = plain BSON bytes "
                  "/ the serializer's BSON bytes.")
     lines.append("")
     lines.append("| corpus (docs, avg BSON) | " + " | ".join(titles) + " |")

@@ -14,7 +14,9 @@
 # repeated until the plain table holds at least STORAGE_READ_MIN_BYTES (default 32 MiB; WiredTiger's least cache is
 # 1 MB), and read at random by key for STORAGE_READ_SECONDS (default 2) a phase: with a cache of 1/4 of the plain table's
 # BSON bytes (the same size for all three), the same with direct_io, and with the least cache that holds the whole table.
-# STORAGE_READ_SECONDS=0 skips it. Everything is built into
+# STORAGE_READ_SECONDS=0 skips it. STORAGE_TRAIN_FIRST=N (default 0) writes ours as a bulk load that trains from its
+# first N documents before writing any (collection.TrainCompressionAsync(firstBatch)); 0 is the write path alone.
+# Everything is built into
 # benchmarks/storage/out/ (ignored by git). Installs libwiredtiger-dev, libzstd-dev and libsnappy-dev with apt-get
 # when missing (sudo when not root).
 set -euo pipefail
@@ -45,6 +47,7 @@ done
 log() { echo "[storage] $*" >&2; }
 read_seconds=${STORAGE_READ_SECONDS:-2}
 read_min_bytes=${STORAGE_READ_MIN_BYTES:-33554432}
+train_first=${STORAGE_TRAIN_FIRST:-0}
 
 # Debian packages: WiredTiger's headers and library (with its snappy and zlib extensions), libzstd for our extension.
 missing=()
@@ -82,7 +85,7 @@ for file in "${files[@]}"; do
   rm -rf "$work"
   mkdir -p "$work"
   log "$name: serializing"
-  dotnet "$out/StorageLoad/Compression.StorageLoad.dll" "$file" "$work" > "$work/serializer.json"
+  dotnet "$out/StorageLoad/Compression.StorageLoad.dll" "$file" "$work" --train-first "$train_first" > "$work/serializer.json"
   for compressor in none snappy zlib zstd; do
     log "$name: plain under $compressor"
     "$out/wtload" "$work/db" "$work/plain.bson" "$compressor" "$extensions" > "$work/plain-$compressor.json"

@@ -4,11 +4,12 @@ using Compression;
 using Compression.StorageLoad;
 using MongoDB.Bson;
 
-// StorageLoad FILE.jsonl OUTDIR [--seed N] [--envelope-format v1|v2]
+// StorageLoad FILE.jsonl OUTDIR [--seed N] [--envelope-format v1|v2] [--train-first N]
 // Writes OUTDIR/plain.bson ({_id, ...document} per line) and OUTDIR/compressed.bson (what Compression.MongoDB's
 // serializer writes: {_id, _z: BinData(0x81, envelope)}, 0x80 with format v1), BSON documents one after the other, in file order; checks that
 // every compressed document reads back through the serializer to the plain one; prints one JSON object of counts and
-// the per-document overhead of the compressed form.
+// the per-document overhead of the compressed form. --train-first N: the first N documents train a dictionary before any
+// is written (a bulk load's collection.TrainCompressionAsync(firstBatch)); 0, the default, is the write path alone.
 // _id: the document's own top-level _id when it has one (large.jsonl does), else its line number from 1 (an Int32).
 //
 // StorageLoad --overhead [--seed N] [--envelope-format v1|v2|both] FILE.jsonl...
@@ -19,6 +20,7 @@ using MongoDB.Bson;
 int seed = 42;
 string formatArgument = "v3"; // the library's default (v2 stores as many bytes: only the checksum's hash differs)
 bool overheadOnly = false;
+int trainFirst = 0;
 var positional = new List<string>();
 for (int i = 0; i < args.Length; i++)
 {
@@ -27,6 +29,7 @@ for (int i = 0; i < args.Length; i++)
         case "--seed" when i + 1 < args.Length: seed = int.Parse(args[++i], CultureInfo.InvariantCulture); break;
         case "--envelope-format" when i + 1 < args.Length: formatArgument = args[++i].ToLowerInvariant(); break;
         case "--overhead": overheadOnly = true; break;
+        case "--train-first" when i + 1 < args.Length: trainFirst = int.Parse(args[++i], CultureInfo.InvariantCulture); break;
         default: positional.Add(args[i]); break;
     }
 }
@@ -74,7 +77,7 @@ if (overheadOnly)
 
 string input = positional[0], outDir = positional[1];
 Directory.CreateDirectory(outDir);
-Serialized? result = await Serialized.RunAsync(input, seed, formats[0], measureInnerFraming: false);
+Serialized? result = await Serialized.RunAsync(input, seed, formats[0], measureInnerFraming: false, trainFirst);
 if (result is null) return 1;
 
 WriteAll(Path.Combine(outDir, "plain.bson"), result.Plain);
@@ -86,6 +89,7 @@ using (var json = new Utf8JsonWriter(Console.OpenStandardOutput()))
     json.WriteString("corpus", Path.GetFileNameWithoutExtension(input));
     json.WriteString("envelopeFormat", formats[0].ToString().ToLowerInvariant());
     json.WriteNumber("documents", result.Plain.Count);
+    json.WriteNumber("trainFirst", Math.Min(trainFirst, result.Plain.Count));
     json.WriteNumber("jsonBytes", new FileInfo(input).Length);
     json.WriteNumber("bsonBytes", result.Plain.Sum(d => (long)d.Length));
     json.WriteNumber("storedBytes", result.Stored.Sum(d => (long)d.Length));
@@ -116,13 +120,14 @@ static void WriteAll(string path, List<byte[]> documents)
 internal sealed record Serialized(List<byte[]> Plain, List<byte[]> Stored, Overhead Overhead, List<(int Version, int AfterDocuments)> Versions)
 {
     /// <summary>Serializes every line of <paramref name="input"/>; null (after a message on stderr) when the corpus is unusable or does not read back.</summary>
-    public static async Task<Serialized?> RunAsync(string input, int seed, EnvelopeFormat format, bool measureInnerFraming)
+    public static async Task<Serialized?> RunAsync(string input, int seed, EnvelopeFormat format, bool measureInnerFraming, int trainFirst = 0)
     {
         var plainDocuments = new List<byte[]>();
         var storedDocuments = new List<byte[]>();
         var versions = new List<(int Version, int AfterDocuments)>();
         await using SerializerPath path = await SerializerPath.CreateAsync(seed, format);
         var overhead = new Overhead { InnerFraming = measureInnerFraming && format == EnvelopeFormat.V1 ? path.InnerFramingCost : null };
+        var documents = new List<StoredDocument>();
         int lineNumber = 0, version = 0;
         foreach (string line in File.ReadLines(input))
         {
@@ -138,17 +143,26 @@ internal sealed record Serialized(List<byte[]> Plain, List<byte[]> Stored, Overh
                 Console.Error.WriteLine($"StorageLoad: {input}:{lineNumber}: not a JSON object: {ex.Message}");
                 return null;
             }
-            BsonValue id = new BsonInt32(plainDocuments.Count + 1);
+            BsonValue id = new BsonInt32(documents.Count + 1);
             if (fields.TryGetValue("_id", out BsonValue own))
             {
                 id = own;
                 fields.Remove("_id");
             }
+            documents.Add(new StoredDocument { Id = id, Fields = fields });
+        }
+        if (trainFirst > 0)
+        {
+            await path.TrainFirstAsync(documents.Take(trainFirst)).ConfigureAwait(false);
+            if (path.DictionaryVersion != 0) versions.Add((version = path.DictionaryVersion, 0));
+        }
 
-            var plain = new BsonDocument("_id", id);
-            plain.AddRange(fields);
+        foreach (StoredDocument document in documents)
+        {
+            var plain = new BsonDocument("_id", document.Id);
+            plain.AddRange(document.Fields);
             byte[] plainBytes = plain.ToBson();
-            byte[] stored = path.Serialize(new StoredDocument { Id = id, Fields = fields });
+            byte[] stored = path.Serialize(document);
             plainDocuments.Add(plainBytes);
             storedDocuments.Add(stored);
             overhead.Add(plainBytes, stored);

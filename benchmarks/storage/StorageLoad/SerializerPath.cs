@@ -65,6 +65,16 @@ internal sealed class SerializerPath : IAsyncDisposable
         return path;
     }
 
+    /// <summary>
+    /// Trains from <paramref name="documents"/> before any is written, as an application does before a bulk load
+    /// (<c>collection.TrainCompressionAsync(firstBatch)</c>, which splits each document as the serializer does).
+    /// </summary>
+    public Task<TrainingResult> TrainFirstAsync(IEnumerable<StoredDocument> documents)
+    {
+        var serializer = (ICompressedDocumentSerializer<StoredDocument>)_serializer;
+        return _namespace.TrainAsync(documents.Select(d => (ReadOnlyMemory<byte>)serializer.CompressedPart(d)));
+    }
+
     /// <summary>The version of the dictionary new documents are compressed with (0: none yet).</summary>
     public int DictionaryVersion => _namespace.CurrentDictionary?.Version ?? 0;
 
