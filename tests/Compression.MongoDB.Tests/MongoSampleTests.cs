@@ -71,11 +71,7 @@ public sealed class MongoSampleTests(MongoFixture fixture, ITestOutputHelper log
     [Fact]
     public async Task NoServerAtTheAddress_IsOneLine_NamingTheAddressAndTheCause_WithItsExitCode()
     {
-        // A port nothing listens on: taken from the system, then released.
-        var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
-        listener.Start();
-        int port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
-        listener.Stop();
+        int port = Compression.Testing.UnusedPort.Take();
         string address = $"mongodb://127.0.0.1:{port}/?directConnection=true";
 
         var output = new StringWriter();

@@ -41,11 +41,7 @@ public sealed class SampleTests(ITestOutputHelper output)
     [Fact]
     public async Task Without_a_cluster_the_sample_says_where_and_why_in_one_line()
     {
-        // A port nothing listens on: taken from the system, then released.
-        var listener = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
-        listener.Start();
-        int port = ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
-        listener.Stop();
+        int port = Compression.Testing.UnusedPort.Take();
         IConfiguration configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
         {
             ["Couchbase:ConnectionString"] = $"couchbase://127.0.0.1:{port}",
