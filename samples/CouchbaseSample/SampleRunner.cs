@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Globalization;
+using Compression;
 using Compression.Couchbase;
 using Compression.Dictionaries;
 using Couchbase.Core.IO.Transcoders;
@@ -17,7 +18,7 @@ namespace CouchbaseSample;
 internal sealed class ClusterUnreachableException(string message) : Exception(message);
 
 /// <summary>What the sample measured.</summary>
-internal sealed record SampleReport(int Documents, long JsonBytes, long PlainStoredBytes, long CompressedStoredBytes, int Mismatches, int? DictionaryVersion);
+internal sealed record SampleReport(int Documents, long JsonBytes, long PlainStoredBytes, long CompressedStoredBytes, int Mismatches, int? DictionaryVersion, int WithoutDictionary);
 
 /// <summary>
 /// Writes a JSON Lines corpus to a bucket twice, plain (<c>plain::N</c>) and compressed (<c>z::N</c>), reads the compressed
@@ -109,17 +110,22 @@ internal static class SampleRunner
             }, ns).ConfigureAwait(false);
 
             long plainStored = 0, compressedStored = 0;
+            int withoutDictionary = 0;
             var raw = new RawBinaryTranscoder();
             for (int i = 0; i < docs.Count; i++)
             {
                 using (IGetResult p = await plain.GetAsync($"plain::{i}", new GetOptions().Transcoder(raw)).ConfigureAwait(false)) plainStored += p.ContentAs<byte[]>()!.Length;
-                using (IGetResult z = await plain.GetAsync($"z::{i}", new GetOptions().Transcoder(raw)).ConfigureAwait(false)) compressedStored += z.ContentAs<byte[]>()!.Length;
+                using IGetResult z = await plain.GetAsync($"z::{i}", new GetOptions().Transcoder(raw)).ConfigureAwait(false);
+                byte[] body = z.ContentAs<byte[]>()!;
+                compressedStored += body.Length;
+                if (!DocumentEnvelope.TryReadHeader(body, out EnvelopeHeader header) || header.DictionaryId is null) withoutDictionary++;
             }
             output.WriteLine();
             output.WriteLine($"Stored bodies: plain {plainStored:N0} bytes, compressed {compressedStored:N0} bytes ({(double)plainStored / Math.Max(1, compressedStored):F2}x)");
             output.WriteLine($"Dictionary: {(ns.CurrentDictionary is { } d ? $"version {d.Version}, id {d.Id}, {d.Content.Length:N0} bytes, {d.SampleCount} samples, ratio {d.Ratio:F2} on held-out documents" : "none")}");
+            output.WriteLine($"Written without a dictionary: {withoutDictionary} of {docs.Count} compressed documents");
             output.WriteLine($"Read back: {docs.Count - mismatches} of {docs.Count} compressed documents equal to the originals");
-            return new SampleReport(docs.Count, jsonBytes, plainStored, compressedStored, mismatches, ns.CurrentDictionary?.Version);
+            return new SampleReport(docs.Count, jsonBytes, plainStored, compressedStored, mismatches, ns.CurrentDictionary?.Version, withoutDictionary);
         }
         finally
         {

@@ -33,6 +33,9 @@ public sealed class SampleTests(ITestOutputHelper output)
         Assert.Equal(600, result.Documents);
         Assert.Equal(0, result.Mismatches);
         Assert.True(result.DictionaryVersion >= 1, "no dictionary was adopted");
+        // Trained from the documents before writing them: none went out without a dictionary.
+        Assert.Equal(0, result.WithoutDictionary);
+        Assert.Contains("Written without a dictionary: 0 of 600 compressed documents", report.ToString(), StringComparison.Ordinal);
         Assert.True(result.CompressedStoredBytes * 2 < result.PlainStoredBytes, $"{result.CompressedStoredBytes} compressed bytes against {result.PlainStoredBytes} plain");
         Assert.DoesNotContain("n/a", report.ToString(), StringComparison.Ordinal);
         Assert.True(server.TryGetDocument("z::599", out _) && server.TryGetDocument("plain::599", out _));
