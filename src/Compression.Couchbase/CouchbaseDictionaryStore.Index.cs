@@ -36,9 +36,10 @@ public sealed partial class CouchbaseDictionaryStore
             try
             {
                 if (index.Cas == 0)
-                    await collection.InsertAsync(IndexKey, body, new InsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
+                    await collection.InsertAsync(IndexKey, body, DurableInsert(cancellationToken)).ConfigureAwait(false);
                 else
-                    await collection.ReplaceAsync(IndexKey, body, new ReplaceOptions().Transcoder(RawBodyTranscoder.Instance).Cas(index.Cas).CancellationToken(cancellationToken)).ConfigureAwait(false);
+                    await collection.ReplaceAsync(IndexKey, body, new ReplaceOptions().Transcoder(RawBodyTranscoder.Instance).Cas(index.Cas)
+                        .Durability(DurabilityLevel.Majority).CancellationToken(cancellationToken)).ConfigureAwait(false);
                 return;
             }
             catch (Exception ex) when (ex is DocumentExistsException or CasMismatchException)

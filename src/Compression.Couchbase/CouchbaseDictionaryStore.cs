@@ -92,6 +92,14 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
     }
 
     /// <inheritdoc/>
+    /// <summary>
+    /// How records, version pointers and the index are written: with durability <see cref="DurabilityLevel.Majority"/>,
+    /// so that a failover before replication cannot lose a dictionary while documents that name it survive (documents
+    /// an application writes with durability of their own would). The hints are caches, written without.
+    /// </summary>
+    private static InsertOptions DurableInsert(CancellationToken cancellationToken) =>
+        new InsertOptions().Transcoder(RawBodyTranscoder.Instance).Durability(DurabilityLevel.Majority).CancellationToken(cancellationToken);
+
     public override async ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(candidate);
@@ -108,7 +116,7 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
         try
         {
             IMutationResult inserted = await collection.InsertAsync(RecordKey(candidate.Id), (ReadOnlyMemory<byte>)CouchbaseDictionaryJson.WriteRecord(candidate),
-                new InsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
+                DurableInsert(cancellationToken)).ConfigureAwait(false);
             recordCas = inserted.Cas;
         }
         catch (DocumentExistsException)
@@ -122,7 +130,7 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
         try
         {
             await collection.InsertAsync(VersionKey(ns, candidate.Version), (ReadOnlyMemory<byte>)CouchbaseDictionaryJson.WritePointer(ns, candidate.Version, candidate.Id),
-                new InsertOptions().Transcoder(RawBodyTranscoder.Instance).CancellationToken(cancellationToken)).ConfigureAwait(false);
+                DurableInsert(cancellationToken)).ConfigureAwait(false);
         }
         catch (DocumentExistsException)
         {

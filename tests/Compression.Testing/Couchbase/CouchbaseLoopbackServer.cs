@@ -8,16 +8,17 @@ namespace Compression.Testing.Couchbase;
 /// <summary>
 /// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
 /// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD in its collections. HELLO
-/// (xerror, select-bucket, JSON, unordered execution, and alternate requests, PRESERVE_TTL and collections unless the
-/// options play a server older than 7.0: no snappy or durability; with unordered execution, pipelined reorderable
+/// (xerror, select-bucket, JSON, unordered execution, and alternate requests, PRESERVE_TTL, sync replication and
+/// collections unless the options play a server older than 7.0: no snappy; with unordered execution, pipelined reorderable
 /// requests are answered last first), the collections manifest and collection ids (GET_COLLECTIONS_MANIFEST,
 /// GET_COLLECTION_ID, keys prefixed with their collection id, documents kept per collection, a collection's maximum TTL
 /// applied), the error
 /// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
 /// global one before SELECT_BUCKET, as servers since 6.5 give it, and the CCCP bucket config after),
-/// GET, SET, ADD, REPLACE and DELETE with CAS (framing extras: PRESERVE_TTL on SET/ADD/REPLACE only; any other frame,
-/// on any command, is refused), NOOP. Any other command is answered 0x81 (unknown command) and recorded
-/// in <see cref="UnknownCommands"/> and the log. Expiry is stored (absolute, by <see cref="CouchbaseLoopbackServerOptions.Clock"/>) but never enforced; there is no durability,
+/// GET, SET, ADD, REPLACE and DELETE with CAS (framing extras: PRESERVE_TTL on SET/ADD/REPLACE only, durability on
+/// them and DELETE; any other frame, on any command, is refused), NOOP. A durable write is acknowledged at once (one
+/// node) and remembered: <see cref="LoseUnreplicatedWrites"/> plays a failover before replication. Any other command is answered 0x81 (unknown command) and recorded
+/// in <see cref="UnknownCommands"/> and the log. Expiry is stored (absolute, by <see cref="CouchbaseLoopbackServerOptions.Clock"/>) but never enforced; there is no
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
 /// <see cref="StopAsync"/>/<see cref="StartAsync()"/>.
 /// </summary>
@@ -28,6 +29,10 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
     private readonly CouchbaseLoopbackServerOptions _options;
     private readonly Dictionary<DocumentKey, KvDocument> _documents = [];
+
+    // What a failover before replication leaves of each document: its last write with durability (null: deleted with
+    // durability). Documents only ever written without durability are absent: a failover loses them.
+    private readonly Dictionary<DocumentKey, KvDocument?> _durable = [];
     private readonly KvCollectionManifest _manifest;
     private readonly Lock _documentsLock = new();
     private readonly ConcurrentDictionary<long, Connection> _connections = new();
@@ -262,8 +267,33 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         lock (_documentsLock)
         {
             ulong cas = NextCas();
-            _documents[new DocumentKey(collectionId, key)] = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry, collectionId);
+            var document = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry, collectionId);
+            _documents[new DocumentKey(collectionId, key)] = document;
+            _durable[new DocumentKey(collectionId, key)] = document; // what a test puts in place is there after a failover
             return cas;
+        }
+    }
+
+    /// <summary>
+    /// Plays a failover before replication: every document goes back to its last write made with durability, and one
+    /// never written with durability disappears (a majority of nodes never had it). Returns how many documents changed.
+    /// The server has one node and acknowledges a durable write at once; this is what it does instead of losing a node.
+    /// </summary>
+    public int LoseUnreplicatedWrites()
+    {
+        lock (_documentsLock)
+        {
+            int changed = 0;
+            foreach (DocumentKey key in _documents.Keys.Union(_durable.Keys).ToList())
+            {
+                _documents.TryGetValue(key, out KvDocument? now);
+                _durable.TryGetValue(key, out KvDocument? kept);
+                if (ReferenceEquals(now, kept)) continue;
+                changed++;
+                if (kept is null) _documents.Remove(key);
+                else _documents[key] = kept;
+            }
+            return changed;
         }
     }
 
@@ -273,6 +303,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         lock (_documentsLock)
         {
             _documents.Clear();
+            _durable.Clear();
         }
     }
 
@@ -442,6 +473,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         private bool _alternateRequests;
         private bool _preserveTtl;
         private bool _collections;
+        private bool _syncReplication;
         private bool _unorderedExecution;
         private string? _bucket;
         private ScramServer? _scram;
@@ -619,11 +651,16 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             // (durability on a DELETE, PRESERVE_TTL on a GET) is refused, never executed without it.
             bool mutation = op is KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace;
             byte[]? framingRefusal = null;
-            bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out bool barrier, out string? framingError);
+            bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out bool barrier, out bool durable, out string? framingError);
             if (framed && preserveTtl && !mutation)
             {
                 framed = false;
                 framingError = $"framing extra PRESERVE_TTL (5) on {KvProtocol.OpcodeName(op)}, which keeps no expiry";
+            }
+            if (framed && durable && !mutation && op != KvProtocol.Opcodes.Delete)
+            {
+                framed = false;
+                framingError = $"framing extra durability (1) on {KvProtocol.OpcodeName(op)}, which changes nothing";
             }
 
             if (!framed)
@@ -651,8 +688,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
                     when collectionRefusal is not null => collectionRefusal,
                 KvProtocol.Opcodes.Get => Get(request, new DocumentKey(collectionId, key)),
-                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, new DocumentKey(collectionId, key), preserveTtl, extras, value),
-                KvProtocol.Opcodes.Delete => Delete(request, new DocumentKey(collectionId, key)),
+                KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, new DocumentKey(collectionId, key), preserveTtl, durable, extras, value),
+                KvProtocol.Opcodes.Delete => Delete(request, new DocumentKey(collectionId, key), durable),
                 KvProtocol.Opcodes.GetCollectionsManifest => Reply(request, KvProtocol.Status.Success, value: server._manifest.Json, dataType: KvProtocol.JsonDataType),
                 KvProtocol.Opcodes.GetCollectionId => GetCollectionId(request, keyBytes, value.Span),
                 KvProtocol.Opcodes.RangeScanCreate or KvProtocol.Opcodes.RangeScanContinue or KvProtocol.Opcodes.RangeScanCancel
@@ -678,7 +715,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         {
             // Acknowledge, in the order asked, only what this server implements: XERROR, SELECT_BUCKET, JSON, unordered
             // execution unless the options say not, and alternate requests, PRESERVE_TTL and collections unless the
-            // options play a server older than 7.0. Not durability, snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
+            // options play a server older than 7.0, and sync replication (durable writes, acknowledged at once: one node) with them.
+            // Not snappy, mutation tokens or cluster-map push. (SDK 3.9.5 reads
             // every reply body of 5 bytes or more as flags and expiry extras, so a HELLO reply of one or two features
             // fails there with "buffer must be at least 4 bytes"; a real node always acknowledges more than that.)
             var acknowledged = new List<ushort>();
@@ -686,7 +724,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             {
                 ushort feature = (ushort)((requested[i] << 8) | requested[i + 1]);
                 bool offered = KvProtocol.Features.Supported.Contains(feature)
-                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl or KvProtocol.Features.Collections))
+                    && (server._options.PreserveTtl || feature is not (KvProtocol.Features.AlternateRequests or KvProtocol.Features.PreserveTtl or KvProtocol.Features.Collections or KvProtocol.Features.SyncReplication))
                     && (server._options.UnorderedExecution || feature != KvProtocol.Features.UnorderedExecution);
                 if (offered && !acknowledged.Contains(feature))
                 {
@@ -697,6 +735,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             _alternateRequests = acknowledged.Contains(KvProtocol.Features.AlternateRequests);
             _preserveTtl = acknowledged.Contains(KvProtocol.Features.PreserveTtl);
             _collections = acknowledged.Contains(KvProtocol.Features.Collections);
+            _syncReplication = acknowledged.Contains(KvProtocol.Features.SyncReplication);
             _unorderedExecution = acknowledged.Contains(KvProtocol.Features.UnorderedExecution);
 
             var reply = new byte[acknowledged.Count * 2];
@@ -798,7 +837,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return Reply(request, KvProtocol.Status.Success, document.Cas, flags, document.Value.Span, document.DataType);
         }
 
-        private byte[] Mutate(KvProtocol.RequestHeader request, DocumentKey key, bool preserveTtl, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
+        private byte[] Mutate(KvProtocol.RequestHeader request, DocumentKey key, bool preserveTtl, bool durable, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)
         {
             if (extras.Length != 8)
             {
@@ -832,7 +871,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                     ? current.Expiry
                     : server.ExpiryOnWrite(expiry, server._manifest.Find(key.CollectionId)!);
                 ulong cas = server.NextCas();
-                server._documents[key] = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId);
+                var document = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId);
+                server._documents[key] = document;
+                if (durable) server._durable[key] = document;
                 return Reply(request, KvProtocol.Status.Success, cas);
             }
         }
@@ -843,10 +884,11 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         /// understood; any other frame is refused with its id, loudly, rather than ignored (durability, impersonation: not
         /// implemented here).
         /// </summary>
-        private bool TryReadFraming(ReadOnlySpan<byte> framing, out bool preserveTtl, out bool barrier, out string? error)
+        private bool TryReadFraming(ReadOnlySpan<byte> framing, out bool preserveTtl, out bool barrier, out bool durable, out string? error)
         {
             preserveTtl = false;
             barrier = false;
+            durable = false;
             error = null;
             int i = 0;
             while (i < framing.Length)
@@ -868,12 +910,21 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                     continue;
                 }
 
+                if (frameId == KvProtocol.FramingExtras.Durability && _syncReplication && length is 1 or 3 && framing[i] is >= 1 and <= 3)
+                {
+                    durable = true;
+                    i += length;
+                    continue;
+                }
+
                 if (frameId != KvProtocol.FramingExtras.PreserveTtl || length != 0 || !_preserveTtl)
                 {
                     error = frameId == KvProtocol.FramingExtras.PreserveTtl && !_preserveTtl
                         ? "framing extra PRESERVE_TTL (5) without HELLO PRESERVE_TTL"
                         : frameId == KvProtocol.FramingExtras.Barrier && !_unorderedExecution
                             ? "framing extra barrier (0) without HELLO unordered execution"
+                            : frameId == KvProtocol.FramingExtras.Durability && !_syncReplication
+                                ? "framing extra durability (1) without HELLO sync replication"
                             : $"framing extra {frameId} (length {length}) is not implemented by this test server";
                     return false;
                 }
@@ -885,7 +936,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             return true;
         }
 
-        private byte[] Delete(KvProtocol.RequestHeader request, DocumentKey key)
+        private byte[] Delete(KvProtocol.RequestHeader request, DocumentKey key, bool durable)
         {
             lock (server._documentsLock)
             {
@@ -900,6 +951,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 }
 
                 server._documents.Remove(key);
+                if (durable) server._durable[key] = null;
                 return Reply(request, KvProtocol.Status.Success, server.NextCas());
             }
         }

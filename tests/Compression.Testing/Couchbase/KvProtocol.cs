@@ -82,6 +82,9 @@ public static class KvProtocol
         /// <summary>Alternate requests: the client may send flexible-framing requests (magic 0x08) with framing extras.</summary>
         public const ushort AlternateRequests = 0x10;
 
+        /// <summary>Sync replication: mutations may carry framing extra 1, a durability requirement.</summary>
+        public const ushort SyncReplication = 0x11;
+
         /// <summary>Collections: every key of a document command starts with its collection id, unsigned LEB128.</summary>
         public const ushort Collections = 0x12;
 
@@ -89,7 +92,7 @@ public static class KvProtocol
         public const ushort PreserveTtl = 0x14;
 
         /// <summary>The features this server acknowledges when asked, in no particular order (unordered execution unless its options say not; the last three only when they play a 7.x server).</summary>
-        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, UnorderedExecution, AlternateRequests, Collections, PreserveTtl];
+        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, UnorderedExecution, AlternateRequests, SyncReplication, Collections, PreserveTtl];
     }
 
     /// <summary>Request framing extras this server reads (the frame's id, in its first byte's high nibble).</summary>
@@ -97,6 +100,9 @@ public static class KvProtocol
     {
         /// <summary>Barrier (no data): with unordered execution, the request is executed and answered after every earlier one, before every later one.</summary>
         public const int Barrier = 0;
+
+        /// <summary>Durability requirement: a level (1 majority, 2 majority and persist on the active, 3 persist to majority), optionally a 2-byte timeout.</summary>
+        public const int Durability = 1;
 
         /// <summary>Keep the document's expiry (no data).</summary>
         public const int PreserveTtl = 5;
