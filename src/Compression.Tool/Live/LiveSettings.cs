@@ -18,6 +18,12 @@ internal sealed record LiveSettings
     public int MaxFailures { get; init; } = 10;
 
     public bool Progress { get; init; }
+
+    /// <summary><c>--loopback</c>: run on an in-process MongoDB test double that starts empty, not on a server.</summary>
+    public bool Loopback { get; init; }
+
+    /// <summary><c>--load</c>: a JSON Lines file inserted into the test double's collection before the command runs.</summary>
+    public string? LoadPath { get; init; }
 }
 
 /// <summary>Bad usage: a missing or wrong option, setting or file. Exit code 2, and the message alone (no stack trace).</summary>
