@@ -138,6 +138,11 @@ internal static class LiveRunner
             await error.WriteLineAsync($"{command}: {ex.Message}").ConfigureAwait(false);
             return 2;
         }
+        catch (NoServerException ex)
+        {
+            await error.WriteLineAsync($"{command}: {ex.Message}").ConfigureAwait(false);
+            return 1;
+        }
         catch (Exception ex) when (ex is InvalidDataException or IOException or DictionaryNotFoundException)
         {
             await error.WriteLineAsync($"{command}: {FirstLine(ex.Message)}").ConfigureAwait(false);

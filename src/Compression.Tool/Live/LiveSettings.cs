@@ -29,6 +29,9 @@ internal sealed record LiveSettings
 /// <summary>Bad usage: a missing or wrong option, setting or file. Exit code 2, and the message alone (no stack trace).</summary>
 internal sealed class UsageException(string message) : Exception(message);
 
+/// <summary>No server of the database answered (the run could not start). Exit code 1, and the message alone: the addresses and why.</summary>
+internal sealed class NoServerException(string message) : Exception(message);
+
 /// <summary>The application's configuration file (<c>--config</c>), read the same way for every backend.</summary>
 internal static class LiveConfiguration
 {
