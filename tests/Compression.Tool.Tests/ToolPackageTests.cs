@@ -20,7 +20,7 @@ public sealed class ToolPackageTests : IDisposable
     public void Dispose() => Directory.Delete(_directory, recursive: true);
 
     [Fact]
-    public async Task Pack_InstallFromALocalFolderFeed_DoczRunsHelpAndAnalyze()
+    public async Task Pack_InstallFromALocalFolderFeed_DoczRunsHelpAnalyzeAndALoopbackStats()
     {
         string configuration = typeof(ToolPackageTests).Assembly.GetCustomAttribute<AssemblyConfigurationAttribute>()!.Configuration;
         string docz = await ToolProcess.PackAndInstallAsync(Path.Combine("src", "Compression.Tool", "Compression.Tool.csproj"), PackageId, Command,
@@ -44,6 +44,12 @@ public sealed class ToolPackageTests : IDisposable
             Assert.True(json.RootElement.GetProperty("recommended").GetProperty("ratio").GetDouble() > 1);
         }
         Assert.Contains("docz analyze: orders.jsonl: 200 documents", analyze.Error);
+
+        // The test double --loopback runs on ships inside the package: a live command needs no server.
+        var loopback = await ToolProcess.RunAsync(docz, _directory, _directory, ["stats", "--loopback", "--load", corpus, "--namespace", "demo.orders"]);
+        Assert.True(loopback.Exit == 0, loopback.Describe());
+        Assert.StartsWith("--loopback: an in-memory test double at mongodb://127.0.0.1:", loopback.Output, StringComparison.Ordinal);
+        Assert.Contains("(0 compressed, 200 plain)", loopback.Output, StringComparison.Ordinal);
 
         var usage = await ToolProcess.RunAsync(docz, _directory, _directory, ["analyze", _directory]);
         Assert.True(usage.Exit == 2, usage.Describe());

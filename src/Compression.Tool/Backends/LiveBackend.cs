@@ -19,6 +19,7 @@ internal abstract class LiveBackend<TSession, TNamespace, TDocument> : IDoczBack
     public async Task<int> TrainAsync(LiveSettings settings, FileInfo? from, int maxDocuments, LiveOutput console, CancellationToken cancellationToken)
     {
         await using TSession session = Open(settings, @override: null);
+        await ConnectAsync(session, cancellationToken).ConfigureAwait(false);
         if (from is not null && session.Namespaces.Count != 1) throw new UsageException("--from trains one namespace: give exactly one --namespace.");
         var results = new List<TrainResult>();
         foreach (TNamespace ns in session.Namespaces)
@@ -39,6 +40,7 @@ internal abstract class LiveBackend<TSession, TNamespace, TDocument> : IDoczBack
         CheckUsage(olderThan);
         Action<string, CompressionEngineOptions>? @override = options.Level is int level ? (ns, engine) => engine.Namespaces[ns].Level = level : null;
         await using TSession session = Open(settings, @override);
+        await ConnectAsync(session, cancellationToken).ConfigureAwait(false);
         await CheckRewriteAsync(session, cancellationToken).ConfigureAwait(false);
         var results = new List<RewriteResult>();
         var trained = new List<TrainResult>();
@@ -85,6 +87,13 @@ internal abstract class LiveBackend<TSession, TNamespace, TDocument> : IDoczBack
     /// <exception cref="UsageException">Something the user gave is missing or wrong; the message says what.</exception>
     protected abstract TSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override);
 
+    /// <summary>
+    /// Checks, before anything is read, that the database answers, for a backend that can tell quickly and say why not
+    /// (MongoDB: <c>Connection refused</c> at once rather than after the driver's server selection timeout).
+    /// </summary>
+    /// <exception cref="NoServerException">No server answered.</exception>
+    protected virtual Task ConnectAsync(TSession session, CancellationToken cancellationToken) => Task.CompletedTask;
+
     /// <summary>The namespace's collection, its handle opened (<see cref="LiveSession{TNamespace}.OpenNamespaceAsync"/>).</summary>
     protected abstract Task<LiveCollection<TDocument>> OpenAsync(TSession session, TNamespace ns, CancellationToken cancellationToken);
 
@@ -103,6 +112,7 @@ internal abstract class LiveBackend<TSession, TNamespace, TDocument> : IDoczBack
         Func<TSession, TNamespace, LiveCollection<TDocument>, Task<TResult>> run, CancellationToken cancellationToken)
     {
         await using TSession session = Open(settings, @override: null);
+        await ConnectAsync(session, cancellationToken).ConfigureAwait(false);
         var results = new List<TResult>();
         foreach (TNamespace ns in session.Namespaces)
         {

@@ -34,11 +34,21 @@ internal sealed class LiveOptions
 
     public Option<bool> NoProgress { get; } = new("--no-progress") { Description = "No progress bar on stderr (it is shown only on a terminal anyway)." };
 
+    public Option<bool> Loopback { get; } = new("--loopback")
+    {
+        Description = "Run on an in-memory MongoDB test double started inside docz, not on a server: it starts empty and is gone when docz exits (to try docz; see --load).",
+    };
+
+    public Option<FileInfo> Load { get; } = new("--load")
+    {
+        Description = "With --loopback: first insert this JSON Lines file (one document per line) into the namespace's collection (one --namespace).",
+    };
+
     public LiveOptions() => Format.AcceptOnlyFromAmong("table", "json");
 
     public void AddTo(Command command)
     {
-        foreach (Option option in new Option[] { Connection, Config, Namespace, Format, BatchSize, MaxFailures, NoProgress }) command.Options.Add(option);
+        foreach (Option option in new Option[] { Connection, Config, Namespace, Format, BatchSize, MaxFailures, NoProgress, Loopback, Load }) command.Options.Add(option);
     }
 
     public LiveSettings Read(ParseResult parse, TextWriter error)
@@ -47,6 +57,14 @@ internal sealed class LiveOptions
         if (batchSize is < 1 or > 100_000) throw new UsageException($"--batch-size {batchSize} is out of range; allowed: 1 to 100000.");
         int maxFailures = parse.GetValue(MaxFailures);
         if (maxFailures < 0) throw new UsageException($"--max-failures {maxFailures} is negative.");
+        bool loopback = parse.GetValue(Loopback);
+        if (loopback && parse.GetValue(Connection) is not null)
+            throw new UsageException("--loopback runs on an in-process test double: give it without --connection.");
+        FileInfo? load = parse.GetValue(Load);
+        if (load is not null && !loopback)
+            throw new UsageException("--load fills the test double of --loopback: give both (docz never loads a file into a real database).");
+        if (load is not null && !load.Exists)
+            throw new UsageException(Directory.Exists(load.FullName) ? $"--load {load.FullName} is a directory; give a JSON Lines file." : $"--load {load.FullName}: file not found.");
         return new LiveSettings
         {
             Connection = parse.GetValue(Connection),
@@ -56,6 +74,8 @@ internal sealed class LiveOptions
             BatchSize = batchSize,
             MaxFailures = maxFailures,
             Progress = !parse.GetValue(NoProgress) && ReferenceEquals(error, Console.Error) && !Console.IsErrorRedirected,
+            Loopback = loopback,
+            LoadPath = load?.FullName,
         };
     }
 }
@@ -71,6 +91,14 @@ internal sealed class LiveOutput(TextWriter output, TextWriter error, LiveSettin
     };
 
     public TextWriter Error => error;
+
+    /// <summary>A line said before the report: on stdout with a table, on stderr with JSON (stdout holds the JSON object alone).</summary>
+    public void Notice(string line)
+    {
+        TextWriter target = settings.Json ? error : output;
+        target.WriteLine(line);
+        target.Flush();
+    }
 
     public void Write<T>(T report, Func<T, string> table)
     {
@@ -109,6 +137,11 @@ internal static class LiveRunner
         {
             await error.WriteLineAsync($"{command}: {ex.Message}").ConfigureAwait(false);
             return 2;
+        }
+        catch (NoServerException ex)
+        {
+            await error.WriteLineAsync($"{command}: {ex.Message}").ConfigureAwait(false);
+            return 1;
         }
         catch (Exception ex) when (ex is InvalidDataException or IOException or DictionaryNotFoundException)
         {

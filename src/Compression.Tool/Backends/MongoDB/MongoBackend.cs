@@ -27,6 +27,8 @@ internal sealed class MongoBackend : LiveBackend<MongoSession, MongoNamespace, S
 
     protected override MongoSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override) => MongoSession.Open(settings, @override);
 
+    protected override Task ConnectAsync(MongoSession session, CancellationToken cancellationToken) => session.ConnectAsync(cancellationToken);
+
     protected override async Task<LiveCollection<ScannedDocument>> OpenAsync(MongoSession session, MongoNamespace ns, CancellationToken cancellationToken) =>
         new MongoLiveCollection(session, ns, await session.OpenAsync(ns, cancellationToken).ConfigureAwait(false));
 }

@@ -56,6 +56,13 @@ internal sealed class MongoSession : LiveSession<MongoNamespace>
         return session;
     }
 
+    /// <summary>Checks that the deployment answers before anything is read (<see cref="MongoServerProbe"/>).</summary>
+    /// <exception cref="NoServerException">No server answered; the message names the addresses and why.</exception>
+    public async Task ConnectAsync(CancellationToken cancellationToken)
+    {
+        if (await MongoServerProbe.WhyNoServerAsync(_client, cancellationToken).ConfigureAwait(false) is { } why) throw new NoServerException(why);
+    }
+
     public IMongoDatabase Database(string name) => _client.GetDatabase(name);
 
     public IMongoCollection<RawBsonDocument> Collection(MongoNamespace ns) =>
