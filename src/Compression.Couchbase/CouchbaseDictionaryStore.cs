@@ -91,7 +91,6 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
         return await NewestReadableAsync(collection, @namespace, Math.Min(newest, version - 1), cancellationToken).ConfigureAwait(false);
     }
 
-    /// <inheritdoc/>
     /// <summary>
     /// How records, version pointers and the index are written: with durability <see cref="DurabilityLevel.Majority"/>,
     /// so that a failover before replication cannot lose a dictionary while documents that name it survive (documents
@@ -100,6 +99,7 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
     private static InsertOptions DurableInsert(CancellationToken cancellationToken) =>
         new InsertOptions().Transcoder(RawBodyTranscoder.Instance).Durability(DurabilityLevel.Majority).CancellationToken(cancellationToken);
 
+    /// <inheritdoc/>
     public override async ValueTask<DictionaryRecord> PublishAsync(DictionaryRecord candidate, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(candidate);
