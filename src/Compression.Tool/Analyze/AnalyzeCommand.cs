@@ -42,7 +42,7 @@ internal static class AnalyzeCommand
         var html = new Option<FileInfo>("--html") { Description = "Also write a one-page HTML report (table, chart of ratio against speed, recommended appsettings.json) to this file." };
         var sweep = new Option<bool>("--sweep") { Description = "Measure dictionary sizes and levels for docs/dictionary-defaults.md instead.", Hidden = true };
 
-        var command = new Command("analyze", "Measure every codec and a few levels, with and without a trained zstd dictionary (and with the dictionary and shapes: documents packed first), on a JSON Lines file. Exit codes: 0 ok, 1 lines skipped as not JSON (the report covers the rest), 2 bad usage.")
+        var command = new Command("analyze", "Measure every codec and a few levels, with and without a trained zstd dictionary (and with the dictionary and shapes: documents packed first), on a JSON Lines file or a JSON array of documents. Exit codes: 0 ok, 1 lines skipped as not JSON, or array elements as not JSON objects (the report covers the rest), 2 bad usage.")
         {
             file, format, online, trainFirst, seed, dictionarySize, noChecksum, quick, html, sweep,
         };
