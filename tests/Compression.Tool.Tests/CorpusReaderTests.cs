@@ -129,6 +129,16 @@ public sealed class CorpusReaderTests
             corpus.FirstSkipped.Select(s => s.Reason));
     }
 
+    [Fact]
+    public void Read_JsonArray_ObjectWithInvalidUtf8_IsSkippedAndTheNextIsRead()
+    {
+        byte[] file = [.. "[{\"a\":\""u8, 0xFF, 0xFE, .. "\"},\n{\"b\":1}]"u8];
+        Corpus corpus = CorpusReader.Read(file, AnalyzeProgress.None);
+        Assert.Equal(["{\"b\":1}"], corpus.Documents.Select(d => Encoding.UTF8.GetString(d)));
+        SkippedLine skipped = Assert.Single(corpus.FirstSkipped);
+        Assert.Equal(new SkippedLine(1, "not UTF-8 text (line 1)"), skipped);
+    }
+
     [Theory]
     [InlineData("[]")]
     [InlineData("  [\n\n]\n")]
