@@ -238,6 +238,78 @@ public sealed class AnalyzeUsageAndInputTests : IDisposable
         Assert.Contains("it is gzip-compressed (decompress it first)", error);
     }
 
+    /// <summary><paramref name="count"/> orders as one JSON array: on one line (<c>JSON.stringify</c>), or pretty-printed.</summary>
+    private static string OrdersArray(int count, bool pretty)
+    {
+        using var orders = JsonDocument.Parse("[" + string.Join(',', TestCorpus.Orders(count).Split('\n', StringSplitOptions.RemoveEmptyEntries)) + "]");
+        return JsonSerializer.Serialize(orders.RootElement, new JsonSerializerOptions { WriteIndented = pretty });
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void JsonArray_IsReadAsItsElements_MeasuredAsItsJsonLinesConversion(bool pretty)
+    {
+        string path = Write("orders.json", OrdersArray(150, pretty));
+        var (exit, output, error) = Run("analyze", path, "--quick", "--format", "json");
+        Assert.True(exit == 0, error);
+        Assert.Contains("docz analyze: orders.json: read as a JSON array of 150 documents.", error);
+        using var json = JsonDocument.Parse(output);
+        Assert.Equal(150, json.RootElement.GetProperty("documents").GetInt32());
+        Assert.Equal("jsonArray", json.RootElement.GetProperty("input").GetProperty("format").GetString());
+
+        // The same bytes as `jq -c '.[]'` (here: the serializer's compact form, one element per line) would measure.
+        string lines = string.Concat(JsonDocument.Parse(OrdersArray(150, false)).RootElement.EnumerateArray().Select(e => JsonSerializer.Serialize(e) + "\n"));
+        var (_, converted, _) = Run("analyze", Write("orders.jsonl", lines), "--quick", "--format", "json");
+        using var jsonLines = JsonDocument.Parse(converted);
+        Assert.Equal(jsonLines.RootElement.GetProperty("rawBytes").GetInt64(), json.RootElement.GetProperty("rawBytes").GetInt64());
+        Assert.Equal("jsonLines", jsonLines.RootElement.GetProperty("input").GetProperty("format").GetString());
+
+        var (_, table, _) = Run("analyze", path, "--quick");
+        Assert.Contains("read as a JSON array of 150 documents", table, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void JsonArray_ElementsThatAreNotObjects_AreSkippedNamedAndExitWithOne()
+    {
+        string array = OrdersArray(100, pretty: true);
+        string path = Write("mixed.json", array[..array.LastIndexOf(']')] + ",\n  42,\n  \"text\"\n]");
+        var (exit, output, error) = Run("analyze", path, "--quick", "--format", "json");
+        Assert.Equal(1, exit);
+        using var json = JsonDocument.Parse(output);
+        JsonElement input = json.RootElement.GetProperty("input");
+        Assert.Equal(102, input.GetProperty("lines").GetInt64());
+        Assert.Equal(2, input.GetProperty("skippedLines").GetInt64());
+        Assert.Equal([101L, 102L], input.GetProperty("firstSkipped").EnumerateArray().Select(s => s.GetProperty("line").GetInt64()).ToArray());
+        Assert.Contains("2 of 102 elements are not JSON objects and were skipped", error);
+        Assert.Contains("  element 101: a number, not a JSON object (line ", error);
+        Assert.Contains("  element 102: a string, not a JSON object (line ", error);
+        Assert.Contains("2 elements skipped as not JSON objects; exit code 1.", error);
+
+        var (_, table, _) = Run("analyze", path, "--quick");
+        Assert.Contains("2 of 102 elements skipped, not JSON objects (first at elements 101, 102)", table, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void JsonArray_Empty_IsABadUsage()
+    {
+        var (exit, output, error) = Run("analyze", Write("empty.json", "[\n]\n"));
+        Assert.Equal(2, exit);
+        Assert.Contains("holds no documents: it is an empty JSON array.", error);
+        Assert.Equal("", output);
+    }
+
+    [Fact]
+    public void PrettyPrintedObjects_AreRefusedWithTheConversion()
+    {
+        string path = Write("objects.json", "{\n  \"a\": 1\n}\n{\n  \"a\": 2\n}\n");
+        var (exit, output, error) = Run("analyze", path);
+        Assert.Equal(2, exit);
+        Assert.Contains("is not a JSON Lines file: its first line is a lone '{', so it is pretty-printed JSON", error);
+        Assert.Contains("`jq -c . in.json > out.jsonl`", error);
+        AssertNothingMeasured(output, error);
+    }
+
     [Fact]
     public void OneDocument_RecommendsStoringUncompressed_NeverARatioBelowOne()
     {

@@ -4,7 +4,7 @@ using Xunit;
 
 namespace Compression.Tool.Tests;
 
-/// <summary>What counts as a document in a JSON Lines file, and what is reported instead.</summary>
+/// <summary>What counts as a document in a JSON Lines file or a JSON array, and what is reported instead.</summary>
 public sealed class CorpusReaderTests
 {
     [Theory]
@@ -91,6 +91,97 @@ public sealed class CorpusReaderTests
         Assert.Contains("NUL byte (at offset 3)", CorpusReader.FindBinary([(byte)'{', (byte)'"', (byte)'a', 0, (byte)'}']));
         Assert.Contains("gzip-compressed", CorpusReader.FindBinary([0x1F, 0x8B, 0x08, 0x00]));
         Assert.Contains("zstd-compressed", CorpusReader.FindBinary([0x28, 0xB5, 0x2F, 0xFD, 0x20]));
+    }
+
+    [Fact]
+    public void Read_OneLineJsonArray_ReadsItsElementsAsDocuments()
+    {
+        Corpus corpus = CorpusReader.Read("[{\"a\":1},{\"b\":\"x y\"}, {\"c\" : [1, 2]}]\n"u8, AnalyzeProgress.None);
+        Assert.Equal(CorpusFormat.JsonArray, corpus.Format);
+        Assert.Equal(3, corpus.Lines);
+        Assert.Equal(0, corpus.Skipped);
+        Assert.Equal(["{\"a\":1}", "{\"b\":\"x y\"}", "{\"c\":[1,2]}"], corpus.Documents.Select(d => Encoding.UTF8.GetString(d)));
+    }
+
+    [Fact]
+    public void Read_PrettyPrintedJsonArray_ReadsTheSameDocumentsAsItsJqConversion()
+    {
+        // jq -c '.[]' of this array, but strings (spaces, escapes, non-ASCII) and numbers byte for byte.
+        string[] compact = ["{\"name\":\"caf\u00e9 \\\" \\n x\",\"n\":1.50}", "{\"tags\":[\"a b\",{\"k\":null}],\"ok\":true}"];
+        string pretty = "\r\n  [\r\n  {\r\n    \"name\": \"caf\u00e9 \\\" \\n x\",\r\n    \"n\": 1.50\r\n  },\r\n  {\r\n    \"tags\": [\r\n      \"a b\",\r\n      { \"k\": null }\r\n    ],\r\n    \"ok\": true\r\n  }\r\n]\r\n";
+        Corpus corpus = CorpusReader.Read(Encoding.UTF8.GetBytes(pretty), AnalyzeProgress.None);
+        Assert.Equal(CorpusFormat.JsonArray, corpus.Format);
+        Assert.Equal(compact, corpus.Documents.Select(d => Encoding.UTF8.GetString(d)));
+        Assert.Equal(0, corpus.Skipped);
+    }
+
+    [Fact]
+    public void Read_JsonArray_SkipsAndNamesElementsThatAreNotObjects()
+    {
+        string file = "[\n  {\"a\": 1},\n  42,\n  \"text\",\n  [1, 2],\n  null,\n  true,\n  {\"b\": 2}\n]";
+        Corpus corpus = CorpusReader.Read(Encoding.UTF8.GetBytes(file), AnalyzeProgress.None);
+        Assert.Equal(2, corpus.Documents.Count);
+        Assert.Equal(7, corpus.Lines);
+        Assert.Equal(5, corpus.Skipped);
+        Assert.Equal([2L, 3L, 4L, 5L, 6L], corpus.FirstSkipped.Select(s => s.Line));
+        Assert.Equal(
+            ["a number, not a JSON object (line 3)", "a string, not a JSON object (line 4)", "an array, not a JSON object (line 5)", "null, not a JSON object (line 6)", "a boolean, not a JSON object (line 7)"],
+            corpus.FirstSkipped.Select(s => s.Reason));
+    }
+
+    [Fact]
+    public void Read_JsonArray_ObjectWithInvalidUtf8_IsSkippedAndTheNextIsRead()
+    {
+        byte[] file = [.. "[{\"a\":\""u8, 0xFF, 0xFE, .. "\"},\n{\"b\":1}]"u8];
+        Corpus corpus = CorpusReader.Read(file, AnalyzeProgress.None);
+        Assert.Equal(["{\"b\":1}"], corpus.Documents.Select(d => Encoding.UTF8.GetString(d)));
+        SkippedLine skipped = Assert.Single(corpus.FirstSkipped);
+        Assert.Equal(new SkippedLine(1, "not UTF-8 text (line 1)"), skipped);
+    }
+
+    [Theory]
+    [InlineData("[]")]
+    [InlineData("  [\n\n]\n")]
+    public void Read_EmptyJsonArray_HoldsNothing(string file)
+    {
+        Corpus corpus = CorpusReader.Read(Encoding.UTF8.GetBytes(file), AnalyzeProgress.None);
+        Assert.Equal(CorpusFormat.JsonArray, corpus.Format);
+        Assert.Empty(corpus.Documents);
+        Assert.Equal(0, corpus.Lines);
+        Assert.Equal(0, corpus.Skipped);
+    }
+
+    [Fact]
+    public void Read_TruncatedJsonArray_KeepsTheElementsBeforeTheBreakAndNamesIt()
+    {
+        Corpus corpus = CorpusReader.Read("[\n{\"a\":1},\n{\"b\":2},\n{\"c\":"u8, AnalyzeProgress.None);
+        Assert.Equal(2, corpus.Documents.Count);
+        Assert.Equal(3, corpus.Lines);
+        SkippedLine broken = Assert.Single(corpus.FirstSkipped);
+        Assert.Equal(3, broken.Line);
+        Assert.StartsWith("not JSON at line 4, byte ", broken.Reason, StringComparison.Ordinal);
+        Assert.EndsWith("; nothing after it is read", broken.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Read_JsonLines_IsReadAsBefore_EvenWhenItsLinesAreArrays()
+    {
+        Corpus lines = CorpusReader.Read("{\"a\": 1}\n{\"b\":  2}\n"u8, AnalyzeProgress.None);
+        Assert.Equal(CorpusFormat.JsonLines, lines.Format);
+        Assert.Equal(["{\"a\": 1}", "{\"b\":  2}"], lines.Documents.Select(d => Encoding.UTF8.GetString(d))); // bytes as in the file
+
+        Corpus arrays = CorpusReader.Read("[1, 2]\n[3, 4]\n"u8, AnalyzeProgress.None);
+        Assert.Equal(CorpusFormat.JsonLines, arrays.Format);
+        Assert.Equal(["[1, 2]", "[3, 4]"], arrays.Documents.Select(d => Encoding.UTF8.GetString(d)));
+    }
+
+    [Fact]
+    public void FindPrettyPrintedObject_ALoneBraceFirst_IsNotJsonLines()
+    {
+        Assert.Contains("jq -c . in.json > out.jsonl", CorpusReader.FindPrettyPrintedObject("\n{\n  \"a\": 1\n}\n{\n  \"a\": 2\n}\n"u8));
+        Assert.Null(CorpusReader.FindPrettyPrintedObject("{\"a\":1}\n{\n"u8));
+        Assert.Null(CorpusReader.FindPrettyPrintedObject("[\n{\"a\":1}\n]"u8));
+        Assert.Null(CorpusReader.FindPrettyPrintedObject(" \n"u8));
     }
 
     private sealed class RecordingProgress : AnalyzeProgress

@@ -6,9 +6,11 @@ using Spectre.Console;
 namespace Compression.Tool.Analyze;
 
 /// <summary>
-/// <c>docz analyze FILE.jsonl</c>: what each codec, level and a trained dictionary would do to these documents.
-/// Exit codes: <see cref="ExitOk"/>, <see cref="ExitFailuresFound"/> (lines skipped as not JSON; the report covers the
-/// rest), <see cref="ExitUsage"/> (bad arguments or an input that is no JSON Lines file; nothing is measured).
+/// <c>docz analyze FILE.jsonl</c>: what each codec, level and a trained dictionary would do to these documents
+/// (JSON Lines, or one JSON array of documents: <see cref="CorpusReader"/>).
+/// Exit codes: <see cref="ExitOk"/>, <see cref="ExitFailuresFound"/> (lines skipped as not JSON, or array elements as
+/// not JSON objects; the report covers the rest), <see cref="ExitUsage"/> (bad arguments or an input that is neither;
+/// nothing is measured).
 /// Every usage error is found before the measurement starts. Progress goes to stderr, the report to stdout.
 /// </summary>
 internal static class AnalyzeCommand
@@ -21,7 +23,7 @@ internal static class AnalyzeCommand
 
     internal static Command Create(TextWriter output, TextWriter error, TimeProvider time)
     {
-        var file = new Argument<FileInfo>("file") { Description = "A JSON Lines file: one JSON document per line (blank lines are skipped; lines that are not JSON are skipped and reported)." };
+        var file = new Argument<FileInfo>("file") { Description = "A JSON Lines file: one JSON document per line (blank lines are skipped; lines that are not JSON are skipped and reported). A file holding one JSON array (on one line or pretty-printed) is read as its elements, the objects among them being the documents." };
         var format = new Option<string>("--format") { Description = "Output format on stdout: table or json.", DefaultValueFactory = _ => "table" };
         format.AcceptOnlyFromAmong("table", "json");
         var online = new Option<bool>("--online") { Description = "Also replay the documents in file order through the dictionary engine, as a live collection's writes." };
@@ -40,7 +42,7 @@ internal static class AnalyzeCommand
         var html = new Option<FileInfo>("--html") { Description = "Also write a one-page HTML report (table, chart of ratio against speed, recommended appsettings.json) to this file." };
         var sweep = new Option<bool>("--sweep") { Description = "Measure dictionary sizes and levels for docs/dictionary-defaults.md instead.", Hidden = true };
 
-        var command = new Command("analyze", "Measure every codec and a few levels, with and without a trained zstd dictionary (and with the dictionary and shapes: documents packed first), on a JSON Lines file. Exit codes: 0 ok, 1 lines skipped as not JSON (the report covers the rest), 2 bad usage.")
+        var command = new Command("analyze", "Measure every codec and a few levels, with and without a trained zstd dictionary (and with the dictionary and shapes: documents packed first), on a JSON Lines file or a JSON array of documents. Exit codes: 0 ok, 1 lines skipped as not JSON, or array elements as not JSON objects (the report covers the rest), 2 bad usage.")
         {
             file, format, online, trainFirst, seed, dictionarySize, noChecksum, quick, html, sweep,
         };
@@ -139,9 +141,9 @@ internal static class AnalyzeCommand
                 await error.WriteLineAsync($"docz analyze: cannot read {path}: {ex.Message}").ConfigureAwait(false);
                 return ExitUsage;
             }
-            if (CorpusReader.FindBinary(bytes) is { } binary)
+            if ((CorpusReader.FindBinary(bytes) ?? CorpusReader.FindPrettyPrintedObject(bytes)) is { } notJsonLines)
             {
-                await error.WriteLineAsync($"docz analyze: {path} is not a JSON Lines file: {binary}.").ConfigureAwait(false);
+                await error.WriteLineAsync($"docz analyze: {path} is not a JSON Lines file: {notJsonLines}.").ConfigureAwait(false);
                 return ExitUsage;
             }
 
@@ -159,18 +161,26 @@ internal static class AnalyzeCommand
                 return (corpus, result);
             }).ConfigureAwait(false);
             Corpus read = run.Item1;
+            bool array = read.Format == CorpusFormat.JsonArray;
+            var input = new InputSummary(read.Lines, read.Skipped, read.FirstSkipped, read.Format);
 
+            if (array && read.Documents.Count > 0)
+                await error.WriteLineAsync(string.Create(C, $"docz analyze: {a.File.Name}: read as a JSON array of {read.Documents.Count:N0} document{(read.Documents.Count == 1 ? "" : "s")}.")).ConfigureAwait(false);
             if (read.Skipped > 0)
             {
-                await error.WriteLineAsync(string.Create(C, $"docz analyze: {read.Skipped:N0} of {read.Lines:N0} lines are not JSON documents and were skipped; the first:")).ConfigureAwait(false);
+                await error.WriteLineAsync(string.Create(C, $"docz analyze: {read.Skipped:N0} of {read.Lines:N0} {input.Item}s are not JSON {(array ? "objects" : "documents")} and were skipped; the first:")).ConfigureAwait(false);
                 foreach (SkippedLine line in read.FirstSkipped)
-                    await error.WriteLineAsync(string.Create(C, $"  line {line.Line:N0}: {line.Reason}")).ConfigureAwait(false);
+                    await error.WriteLineAsync(string.Create(C, $"  {input.Item} {line.Line:N0}: {line.Reason}")).ConfigureAwait(false);
             }
             if (read.Documents.Count == 0)
             {
-                await error.WriteLineAsync(read.Skipped > 0
-                    ? $"docz analyze: {path} holds no JSON documents: none of its lines is one JSON value (one JSON document per line expected)."
-                    : $"docz analyze: {path} holds no documents (one JSON document per line expected).").ConfigureAwait(false);
+                await error.WriteLineAsync((array, read.Skipped > 0) switch
+                {
+                    (true, true) => $"docz analyze: {path} holds no JSON documents: it is a JSON array, and none of its elements is a JSON object.",
+                    (true, false) => $"docz analyze: {path} holds no documents: it is an empty JSON array.",
+                    (false, true) => $"docz analyze: {path} holds no JSON documents: none of its lines is one JSON value (one JSON document per line expected).",
+                    (false, false) => $"docz analyze: {path} holds no documents (one JSON document per line expected).",
+                }).ConfigureAwait(false);
                 return ExitUsage;
             }
 
@@ -181,7 +191,7 @@ internal static class AnalyzeCommand
                 return read.Skipped > 0 ? ExitFailuresFound : ExitOk;
             }
 
-            AnalyzeResult analyzed = run.Item2! with { Input = new InputSummary(read.Lines, read.Skipped, read.FirstSkipped) };
+            AnalyzeResult analyzed = run.Item2! with { Input = input };
             await output.WriteLineAsync(a.Json ? AnalyzeReport.ToJson(analyzed) : AnalyzeReport.ToTable(analyzed, a.File.Name)).ConfigureAwait(false);
             if (page is not null)
             {
@@ -200,7 +210,7 @@ internal static class AnalyzeCommand
             string verdict = analyzed.Recommended is { } best
                 ? $"recommended {SettingRecommender.Name(best)}"
                 : "compression does not pay: store these documents uncompressed";
-            string skipped = read.Skipped > 0 ? string.Create(C, $"; {read.Skipped:N0} lines skipped as not JSON") : "";
+            string skipped = read.Skipped > 0 ? string.Create(C, $"; {read.Skipped:N0} {input.Item}s skipped as not JSON{(array ? " objects" : "")}") : "";
             await error.WriteLineAsync(string.Create(C,
                 $"docz analyze: {a.File.Name}: {analyzed.Documents:N0} document{(analyzed.Documents == 1 ? "" : "s")}, {analyzed.Results.Count} settings measured in {time.GetElapsedTime(started).TotalSeconds:F1} s; {verdict}{skipped}; exit code {exit}.")).ConfigureAwait(false);
             return exit;

@@ -57,8 +57,10 @@ internal static class AnalyzeHtmlReport
         sb.AppendLine("<header>");
         sb.AppendLine(C, $"<h1>{E(name)}</h1>");
         sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"{result.Documents:N0} document{(result.Documents == 1 ? "" : "s")}, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)"))}</p>");
+        if (result.Input is { Format: CorpusFormat.JsonArray })
+            sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"read as a JSON array of {result.Documents:N0} document{(result.Documents == 1 ? "" : "s")}"))}</p>");
         if (result.Input is { SkippedLines: > 0 } input)
-            sb.AppendLine(C, $"<p class=\"meta\">{E(string.Create(C, $"{input.SkippedLines:N0} of {input.Lines:N0} lines skipped, not JSON documents (first at lines {string.Join(", ", input.FirstSkipped.Select(l => l.Line.ToString("N0", C)))})"))}</p>");
+            sb.AppendLine(C, $"<p class=\"meta\">{E(input.SkippedSummary())}</p>");
         string dictionary = result.DictionarySize > 0
             ? string.Create(C, $"dictionary of {result.DictionarySize:N0} B trained on the other {result.TrainDocuments:N0}")
             : string.Create(C, $"no dictionary: the other {result.TrainDocuments:N0} documents are too few to train one");

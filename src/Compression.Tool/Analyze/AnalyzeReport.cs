@@ -22,8 +22,10 @@ internal static class AnalyzeReport
         var c = CultureInfo.InvariantCulture;
         var sb = new StringBuilder();
         sb.AppendLine(c, $"{name}: {result.Documents:N0} document{(result.Documents == 1 ? "" : "s")}, {result.RawBytes:N0} bytes (average {result.RawBytes / Math.Max(1, result.Documents):N0} B)");
+        if (result.Input is { Format: CorpusFormat.JsonArray })
+            sb.AppendLine(c, $"read as a JSON array of {result.Documents:N0} document{(result.Documents == 1 ? "" : "s")}");
         if (result.Input is { SkippedLines: > 0 } input)
-            sb.AppendLine(c, $"{input.SkippedLines:N0} of {input.Lines:N0} lines skipped, not JSON documents (first at lines {string.Join(", ", input.FirstSkipped.Select(l => l.Line.ToString("N0", c)))})");
+            sb.AppendLine(input.SkippedSummary());
         string dictionary = result.DictionarySize > 0
             ? $"dictionary of {result.DictionarySize:N0} B trained on the other {result.TrainDocuments:N0}"
             : $"no dictionary: the other {result.TrainDocuments:N0} documents are too few to train one";

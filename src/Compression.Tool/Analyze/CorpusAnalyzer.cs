@@ -77,8 +77,23 @@ internal sealed record AnalyzeResult
     public InputSummary? Input { get; init; }
 }
 
-/// <summary>The lines of the input: <paramref name="Lines"/> non-blank, of which <paramref name="SkippedLines"/> were not JSON; the first of those named.</summary>
-internal sealed record InputSummary(long Lines, long SkippedLines, IReadOnlyList<SkippedLine> FirstSkipped);
+/// <summary>
+/// The items of the input, in its <paramref name="Format"/>: <paramref name="Lines"/> (non-blank lines of JSON Lines,
+/// elements of a JSON array), of which <paramref name="SkippedLines"/> were not documents; the first of those named.
+/// </summary>
+internal sealed record InputSummary(long Lines, long SkippedLines, IReadOnlyList<SkippedLine> FirstSkipped, CorpusFormat Format = CorpusFormat.JsonLines)
+{
+    /// <summary>What an item is: <c>line</c> or <c>element</c>.</summary>
+    [JsonIgnore]
+    public string Item => Format == CorpusFormat.JsonArray ? "element" : "line";
+
+    /// <summary>
+    /// The report's line on the items skipped: <c>3 of 150 lines skipped, not JSON documents (first at lines 5, 10, 20)</c>,
+    /// or for a JSON array <c>1 of 4 elements skipped, not JSON objects (first at elements 3)</c>.
+    /// </summary>
+    public string SkippedSummary() => string.Create(CultureInfo.InvariantCulture,
+        $"{SkippedLines:N0} of {Lines:N0} {Item}s skipped, not JSON {(Format == CorpusFormat.JsonArray ? "objects" : "documents")} (first at {Item}s {string.Join(", ", FirstSkipped.Select(l => l.Line.ToString("N0", CultureInfo.InvariantCulture)))})");
+}
 
 /// <summary>
 /// Measures codecs on a corpus. Every row is measured on the same 80% of the documents (a seeded split); the zstd
