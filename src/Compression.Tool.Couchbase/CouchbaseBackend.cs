@@ -16,6 +16,13 @@ internal sealed class CouchbaseBackend : LiveBackend<CouchbaseSession, Couchbase
 {
     protected override CouchbaseSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override) => CouchbaseSession.Open(settings, @override);
 
+    /// <summary>The first node takes a connection, or the command stops with one line saying where and why (<see cref="CouchbaseServerProbe"/>).</summary>
+    protected override async Task ConnectAsync(CouchbaseSession session, CancellationToken cancellationToken)
+    {
+        if (await CouchbaseServerProbe.WhyNoServerAsync(session.ConnectionString, cancellationToken).ConfigureAwait(false) is { } why)
+            throw new NoServerException(why);
+    }
+
     protected override async Task<LiveCollection<StoredBody>> OpenAsync(CouchbaseSession session, CouchbaseNamespace ns, CancellationToken cancellationToken) =>
         new CouchbaseLiveCollection(session, ns, await session.OpenNamespaceAsync(ns, cancellationToken).ConfigureAwait(false));
 

@@ -54,6 +54,9 @@ internal sealed class CouchbaseSession : LiveSession<CouchbaseNamespace>
         return session;
     }
 
+    /// <summary>The connection string the session's clusters are opened with.</summary>
+    public string ConnectionString => _connection;
+
     /// <summary>The SDK's collection itself (no compression decorator: the commands read and write bodies as they are).</summary>
     public async Task<ICouchbaseCollection> CollectionAsync(CouchbaseNamespace ns)
     {
