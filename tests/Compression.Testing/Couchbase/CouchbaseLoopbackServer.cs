@@ -683,11 +683,13 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.GetClusterConfig when !_authenticated => Error(request, KvProtocol.Status.AccessDenied, "Not authenticated"),
                 KvProtocol.Opcodes.GetClusterConfig => Reply(request, KvProtocol.Status.Success, value: _bucket is null ? server._globalConfig : server._clusterConfig),
                 KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
-                    or KvProtocol.Opcodes.GetCollectionsManifest or KvProtocol.Opcodes.GetCollectionId
+                    or KvProtocol.Opcodes.GetMeta or KvProtocol.Opcodes.GetCollectionsManifest or KvProtocol.Opcodes.GetCollectionId
                     when NotReady(request) is { } refused => refused,
                 KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
+                    or KvProtocol.Opcodes.GetMeta
                     when collectionRefusal is not null => collectionRefusal,
                 KvProtocol.Opcodes.Get => Get(request, new DocumentKey(collectionId, key)),
+                KvProtocol.Opcodes.GetMeta => GetMeta(request, new DocumentKey(collectionId, key), extras),
                 KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, new DocumentKey(collectionId, key), preserveTtl, durable, extras, value),
                 KvProtocol.Opcodes.Delete => Delete(request, new DocumentKey(collectionId, key), durable),
                 KvProtocol.Opcodes.GetCollectionsManifest => Reply(request, KvProtocol.Status.Success, value: server._manifest.Json, dataType: KvProtocol.JsonDataType),
@@ -835,6 +837,34 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             Span<byte> flags = stackalloc byte[4];
             System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(flags, document.Flags);
             return Reply(request, KvProtocol.Status.Success, document.Cas, flags, document.Value.Span, document.DataType);
+        }
+
+        /// <summary>
+        /// GET_META (what the SDK's <c>ExistsAsync</c> sends): no body; extras of the deleted flag (4 bytes), flags (4),
+        /// expiry (4) and sequence number (8), and the datatype (1) when the request's one byte of extras asks for
+        /// version 2. A missing document is 0x01: this server keeps no tombstones, so "deleted" is always 0, and the
+        /// sequence number is the document's CAS (monotonic here, as a vBucket's seqno is).
+        /// </summary>
+        private byte[] GetMeta(KvProtocol.RequestHeader request, DocumentKey key, ReadOnlySpan<byte> extras)
+        {
+            if (extras.Length > 1 || (extras.Length == 1 && extras[0] is not (1 or 2)))
+            {
+                return Error(request, KvProtocol.Status.InvalidArguments, "GET_META takes no extras, or one byte: the version (1 or 2)");
+            }
+
+            if (!server.TryGetDocument(key.CollectionId, key.Key, out KvDocument? document))
+            {
+                return Reply(request, KvProtocol.Status.KeyNotFound);
+            }
+
+            bool version2 = extras.Length == 1 && extras[0] == 2;
+            Span<byte> meta = stackalloc byte[version2 ? 21 : 20];
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(meta, 0);
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(meta[4..], document.Flags);
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(meta[8..], document.Expiry);
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt64BigEndian(meta[12..], document.Cas);
+            if (version2) meta[20] = document.DataType;
+            return Reply(request, KvProtocol.Status.Success, document.Cas, meta);
         }
 
         private byte[] Mutate(KvProtocol.RequestHeader request, DocumentKey key, bool preserveTtl, bool durable, ReadOnlySpan<byte> extras, ReadOnlyMemory<byte> value)

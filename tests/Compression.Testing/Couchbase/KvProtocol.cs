@@ -34,6 +34,7 @@ public static class KvProtocol
         public const byte SaslAuth = 0x21;
         public const byte SaslStep = 0x22;
         public const byte SelectBucket = 0x89;
+        public const byte GetMeta = 0xa0;
         public const byte GetClusterConfig = 0xb5;
         public const byte GetCollectionsManifest = 0xba;
         public const byte GetCollectionId = 0xbb;
