@@ -18,8 +18,7 @@ public sealed class BulkLoadTrainingTests(ITestOutputHelper output)
     public async Task A_batch_trained_from_before_it_is_written_goes_out_with_the_dictionary()
     {
         await using LoopbackCluster data = await LoopbackCluster.StartAsync(output);
-        await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(data.Collection), Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast(),
-            timeProvider: new Microsoft.Extensions.Time.Testing.FakeTimeProvider());
+        await using var engine = Core.Tests.Dictionaries.TestEngine.Create(new CouchbaseDictionaryStore(data.Collection));
         ICouchbaseCollection compressed = data.Collection.WithCompression(engine);
         var random = new Random(3);
         List<JObject> batch = [.. Enumerable.Range(0, 300).Select(_ => Docs.Movie(random))];

@@ -19,8 +19,7 @@ public sealed class DurableDictionaryTests(ITestOutputHelper output)
     {
         await using LoopbackCluster data = await LoopbackCluster.StartAsync(output);
         var store = new CouchbaseDictionaryStore(data.Collection);
-        await using (var engine = new CompressionEngine(store, Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast(),
-            timeProvider: new Microsoft.Extensions.Time.Testing.FakeTimeProvider()))
+        await using (var engine = Core.Tests.Dictionaries.TestEngine.Create(store))
         {
             ICouchbaseCollection compressed = data.Collection.WithCompression(engine);
             var random = new Random(11);
@@ -34,8 +33,7 @@ public sealed class DurableDictionaryTests(ITestOutputHelper output)
         output.WriteLine($"{lost} documents went back to their last durable write or away");
 
         // A cold client (its own engine and cache) reads every durable document: their dictionary survived with them.
-        await using var cold = new CompressionEngine(new CouchbaseDictionaryStore(data.Collection), Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast(),
-            timeProvider: new Microsoft.Extensions.Time.Testing.FakeTimeProvider());
+        await using var cold = Core.Tests.Dictionaries.TestEngine.Create(new CouchbaseDictionaryStore(data.Collection));
         ICouchbaseCollection reader = data.Collection.WithCompression(cold);
         var again = new Random(11);
         for (int i = 0; i < 200; i++)

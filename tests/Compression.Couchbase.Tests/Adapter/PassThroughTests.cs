@@ -18,8 +18,7 @@ public sealed class PassThroughTests(ITestOutputHelper output)
     public async Task Exists_answers_for_compressed_plain_and_missing_documents()
     {
         await using LoopbackCluster data = await LoopbackCluster.StartAsync(output);
-        await using var engine = new CompressionEngine(new InMemoryDictionaryStore(), Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast(),
-            timeProvider: new Microsoft.Extensions.Time.Testing.FakeTimeProvider());
+        await using var engine = Core.Tests.Dictionaries.TestEngine.Create(new InMemoryDictionaryStore());
         ICouchbaseCollection compressed = data.Collection.WithCompression(engine);
         await compressed.UpsertAsync("compressed", JObject.Parse("""{"title":"Heat","plot":"A group of professional bank robbers start to feel the heat from police."}"""));
         await data.Collection.UpsertAsync("plain", new JObject { ["title"] = "Ronin" });

@@ -18,8 +18,7 @@ public sealed class SharedOptionsTests(ITestOutputHelper output)
     public async Task Options_used_on_the_compressed_collection_then_on_a_plain_one_write_plain_json_there()
     {
         await using LoopbackCluster data = await LoopbackCluster.StartAsync(output);
-        await using var engine = new CompressionEngine(new InMemoryDictionaryStore(), Core.Tests.Dictionaries.CompressionEngineOptionsBuilder.Fast(),
-            timeProvider: new Microsoft.Extensions.Time.Testing.FakeTimeProvider());
+        await using var engine = Core.Tests.Dictionaries.TestEngine.Create(new InMemoryDictionaryStore());
         ICouchbaseCollection compressed = data.Collection.WithCompression(engine);
         var document = JObject.Parse("""{"title":"Heat","year":1995,"genres":["Crime","Drama","Thriller"],"cast":["Al Pacino","Robert De Niro"]}""");
         var upsert = new UpsertOptions().Timeout(TimeSpan.FromSeconds(30));
