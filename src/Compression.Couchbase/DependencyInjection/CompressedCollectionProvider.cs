@@ -7,9 +7,10 @@ using Microsoft.Extensions.Options;
 namespace Compression.Couchbase;
 
 /// <summary>
-/// Hands out compressed collections (registered by <c>.AddCouchbase(...)</c> on the document compression builder): the
-/// SDK's collection, opened through its <see cref="IBucketProvider"/>, decorated with the application's engine. Each
-/// collection is opened once and kept. Thread-safe.
+/// Hands out compressed collections by name (registered by <c>.AddCouchbase(...)</c> on the document compression builder):
+/// the SDK's collection, opened through its <see cref="IBucketProvider"/> (the keyed one of <c>.AddKeyedCouchbase(serviceKey, ...)</c>),
+/// decorated with the application's engine. Each collection is opened once and kept. Thread-safe. The SDK's own named
+/// collection providers hand out compressed collections too, once given to <c>.CompressCollection&lt;T&gt;()</c>.
 /// </summary>
 public sealed class CompressedCollectionProvider
 {
@@ -63,7 +64,24 @@ public sealed class CompressedCollectionProvider
                 $"Could not open the compressed collection '{name}' (bucket '{bucketName}', scope '{scopeName}', collection '{collectionName}'; " +
                 $"its settings: {SettingsKey(name)}): {ex.Message}", ex);
         }
-        return collection.WithCompression(_engine, new CompressedCollectionOptions { Compress = _options.Compress, JsonTranscoder = _options.JsonTranscoder });
+        return Decorate(collection);
+    }
+
+    private ICouchbaseCollection Decorate(ICouchbaseCollection collection) =>
+        collection.WithCompression(_engine, new CompressedCollectionOptions { Compress = _options.Compress, JsonTranscoder = _options.JsonTranscoder });
+
+    /// <summary>
+    /// The compressed form of a collection the SDK opened (a named collection provider's): the one this provider already
+    /// holds for its namespace, else <paramref name="collection"/> decorated and kept.
+    /// </summary>
+    internal ICouchbaseCollection Compress(ICouchbaseCollection collection)
+    {
+        string name = CouchbaseCollectionCompressionExtensions.NamespaceName(collection);
+        Lazy<Task<ICouchbaseCollection>> entry = _collections.GetOrAdd(name, _ => new Lazy<Task<ICouchbaseCollection>>(() => Task.FromResult(Decorate(collection))));
+        Task<ICouchbaseCollection> compressed = entry.Value;
+        // One opened by name and still opening (or failed): decorate this one instead of waiting for it.
+        return compressed.IsCompletedSuccessfully ? compressed.Result
+            : Decorate(collection);
     }
 
     private string SettingsKey(string name) => _engineOptions.Namespaces.ContainsKey(name)
