@@ -43,7 +43,7 @@ internal static class SampleRunner
         builder.Services.AddCouchbase(builder.Configuration.GetSection("Couchbase"));
         builder.Services.AddDocumentCompression(builder.Configuration).AddCouchbase(bucketName);
         using IHost host = builder.Build();
-        await host.StartAsync().ConfigureAwait(false);
+        bool started = false;
         try
         {
             var buckets = host.Services.GetRequiredService<IBucketProvider>();
@@ -61,6 +61,9 @@ internal static class SampleRunner
                     $"no Couchbase cluster answered at {address} (bucket '{bucketName}'): {why}. " +
                     "Start one, pass Couchbase:ConnectionString=..., or run with --loopback (an in-process test double).");
             }
+            // Started once the cluster answered: start-up creates and checks the dictionaries' collection (docs/couchbase.md).
+            await host.StartAsync().ConfigureAwait(false);
+            started = true;
             ICouchbaseCollection compressed = await host.Services.GetRequiredService<CompressedCollectionProvider>().GetCollectionAsync(bucketName).ConfigureAwait(false);
             CompressionNamespace ns = compressed.GetCompressingTranscoder()!.Namespace;
 
@@ -129,7 +132,7 @@ internal static class SampleRunner
         }
         finally
         {
-            await host.StopAsync().ConfigureAwait(false);
+            if (started) await host.StopAsync().ConfigureAwait(false);
         }
     }
 

@@ -12,13 +12,28 @@ public sealed class CouchbaseCompressionOptions
     /// <value>Required: set by <c>AddCouchbase(bucketName)</c>.</value>
     public string BucketName { get; set; } = "";
 
-    /// <summary>The scope of the store's collection.</summary>
-    /// <value>Defaults to <c>_default</c>.</value>
-    public string StoreScopeName { get; set; } = "_default";
+    /// <summary>The default <see cref="StoreScopeName"/>: a scope of the store's own (Couchbase reserves names starting with <c>_</c>).</summary>
+    internal const string DefaultStoreScopeName = "compression";
 
-    /// <summary>The store's collection.</summary>
-    /// <value>Defaults to <c>_default</c>: the dictionaries sit beside the documents, under keys starting <c>_compression::</c>.</value>
-    public string StoreCollectionName { get; set; } = "_default";
+    /// <summary>The default <see cref="StoreCollectionName"/>.</summary>
+    internal const string DefaultStoreCollectionName = "dictionaries";
+
+    /// <summary>The scope of the store's collection.</summary>
+    /// <value>Defaults to <c>compression</c>.</value>
+    public string StoreScopeName { get; set; } = DefaultStoreScopeName;
+
+    /// <summary>The store's collection, where the dictionaries live under keys starting <c>_compression::</c>.</summary>
+    /// <value>Defaults to <c>dictionaries</c>: <c>compression.dictionaries</c>, created at
+    /// start-up when missing (and when the user may), apart from application data. Versions before it kept them in <c>_default._default</c>:
+    /// set both names to <c>_default</c> to keep them there (start-up refuses the new default when it finds them there).</value>
+    public string StoreCollectionName { get; set; } = DefaultStoreCollectionName;
+
+    /// <summary>
+    /// Whether start-up checks the store's location (<see cref="CouchbaseDictionaryStore.CheckLocationAsync"/>: no maximum TTL, no
+    /// evicting ephemeral bucket) and creates the default one when missing. Both ask the cluster's management service.
+    /// </summary>
+    /// <value>Defaults to <see langword="true"/>. Turn it off only for a user whose roles cannot read the bucket's settings, after checking the location by hand.</value>
+    public bool CheckStoreLocation { get; set; } = true;
 
     /// <summary>Whether the collections handed out write compressed documents (both forms are always read).</summary>
     /// <value>Defaults to <see langword="true"/>.</value>

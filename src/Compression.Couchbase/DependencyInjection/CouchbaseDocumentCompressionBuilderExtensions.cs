@@ -75,6 +75,8 @@ public static class CouchbaseDocumentCompressionBuilderExtensions
                 }
             }, name, sp.GetRequiredService<IOptions<CompressionEngineOptions>>().Value.MaxDictionaryBytes);
         });
+        services.AddHostedService(sp => new CouchbaseStoreStartup(() => BucketProvider(sp, serviceKey),
+            sp.GetRequiredService<IOptions<CouchbaseCompressionOptions>>(), sp.GetRequiredService<CompressionEngine>()));
         services.TryAddSingleton(sp => new CompressedCollectionProvider(BucketProvider(sp, serviceKey), sp.GetRequiredService<CompressionEngine>(),
             sp.GetRequiredService<IOptions<CouchbaseCompressionOptions>>(), sp.GetRequiredService<IOptions<CompressionEngineOptions>>()));
         return builder;

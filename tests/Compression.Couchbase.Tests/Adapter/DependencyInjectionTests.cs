@@ -50,7 +50,7 @@ public sealed class DependencyInjectionTests(ITestOutputHelper output)
         Assert.True(DocumentEnvelope.TryReadHeader(stored.Value.Span, out EnvelopeHeader header));
         Assert.Equal(CompressionCodec.Brotli, header.Codec);
         var store = Assert.IsType<CouchbaseDictionaryStore>(host.Services.GetRequiredService<CompressionEngine>().Store);
-        Assert.Equal("default._default._default", store.CollectionName);
+        Assert.Equal("default.compression.dictionaries", store.CollectionName); // its own collection, created at start-up
         Assert.Null(await store.GetCurrentAsync("default._default._default")); // reachable, and empty
         await host.StopAsync();
     }

@@ -111,7 +111,7 @@ public sealed class NamedProviderTests(ITestOutputHelper output)
         Assert.True(travel.TryGetDocument("inventory", "hotels", "h::7", out KvDocument? stored));
         Assert.True(DocumentEnvelope.TryReadHeader(stored.Value.Span, out EnvelopeHeader header));
         Assert.Equal(training.Dictionary!.Id, header.DictionaryId);
-        Assert.Contains(travel.KeysIn("_default", "_default"), key => key.StartsWith("_compression::", StringComparison.Ordinal));
+        Assert.Contains(travel.KeysIn("compression", "dictionaries"), key => key.StartsWith("_compression::", StringComparison.Ordinal));
         Assert.Empty(main.KeysIn("_default", "_default"));
         Assert.Empty(main.KeysIn("inventory", "hotels"));
         var store = Assert.IsType<CouchbaseDictionaryStore>(host.Services.GetRequiredService<CompressionEngine>().Store);

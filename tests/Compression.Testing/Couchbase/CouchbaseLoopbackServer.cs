@@ -62,6 +62,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     private volatile bool _refuseConnections;
     private byte[] _clusterConfig = [];
     private byte[] _globalConfig = [];
+    private int? _managementPort;
+    private CouchbaseManagementServer? _management;
+    private readonly ConcurrentQueue<string> _unknownManagementRequests = new();
 
     private CouchbaseLoopbackServer(CouchbaseLoopbackServerOptions options)
     {
@@ -78,8 +81,19 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             throw new ArgumentException("Collections need a 7.x server: PreserveTtl = false plays an older one, which has no collections.", nameof(options));
         }
 
+        if ((options.BucketType, options.EvictionPolicy) is not (("membase", "valueOnly" or "fullEviction") or ("ephemeral", "noEviction" or "nruEviction")))
+        {
+            throw new ArgumentException($"BucketType '{options.BucketType}' with EvictionPolicy '{options.EvictionPolicy}': allowed are membase with valueOnly or fullEviction, ephemeral with noEviction or nruEviction.", nameof(options));
+        }
+
+        if (options.BucketMaxTtl is TimeSpan bucketMaxTtl && (bucketMaxTtl <= TimeSpan.Zero || bucketMaxTtl.Ticks % TimeSpan.TicksPerSecond != 0 || bucketMaxTtl.TotalSeconds > int.MaxValue))
+        {
+            throw new ArgumentException($"BucketMaxTtl must be a positive whole number of seconds, at most {int.MaxValue}; it is {bucketMaxTtl}.", nameof(options));
+        }
+
         _options = options;
         _manifest = new KvCollectionManifest(options.Collections);
+        _managementPort = options.ManagementPort;
         Port = options.Port;
     }
 
@@ -145,13 +159,19 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     /// <summary>Every command answered 0x81 because this server does not implement it.</summary>
     public IReadOnlyList<KvUnknownCommand> UnknownCommands => [.. _unknownCommands];
 
+    /// <summary>Management requests answered 404 because this server does not implement them (<c>METHOD /path</c>).</summary>
+    public IReadOnlyList<string> UnknownManagementRequests => [.. _unknownManagementRequests];
+
+    /// <summary>The management (HTTP) service's address, <c>http://127.0.0.1:PORT</c>, or null without one.</summary>
+    public string? ManagementUri => _managementPort is int port ? $"http://127.0.0.1:{port}" : null;
+
     /// <summary>Framing errors that made the server close a connection (bad magic, oversized body).</summary>
     public IReadOnlyList<string> ProtocolErrors => [.. _protocolErrors];
 
     /// <summary>Replies sent ahead of the reply to an earlier request of their connection (unordered execution only).</summary>
     public long RepliesReordered => Interlocked.Read(ref _repliesReordered);
 
-    /// <summary>The uid of the bucket's collections manifest (fixed: the collections are those of the options).</summary>
+    /// <summary>The uid of the bucket's collections manifest (one per scope or collection created, by the options or the management API).</summary>
     public ulong ManifestUid => _manifest.Uid;
 
     /// <summary>Number of documents stored, in every collection.</summary>
@@ -333,14 +353,20 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             listener.Server.SetSocketOption(SocketOptionLevel.Socket, SocketOptionName.ReuseAddress, true);
             listener.Start(backlog: 128);
             Port = ((IPEndPoint)listener.LocalEndpoint).Port;
-            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _options.ManagementPort, collections: _options.PreserveTtl);
-            _globalConfig = KvBucketConfig.BuildGlobal(Port, _options.ManagementPort);
+            if (_managementPort is int managementPort)
+            {
+                _management = CouchbaseManagementServer.Start(managementPort, _options, _manifest, Log, _unknownManagementRequests.Enqueue);
+                _managementPort = _management.Port;
+            }
+
+            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _managementPort, collections: _options.PreserveTtl);
+            _globalConfig = KvBucketConfig.BuildGlobal(Port, _managementPort);
             _listener = listener;
             _running = new CancellationTokenSource();
             _acceptLoop = AcceptLoopAsync(listener, _running.Token);
         }
 
-        Log($"listening on {ConnectionString} (bucket {BucketName}; KV test double)");
+        Log($"listening on {ConnectionString} (bucket {BucketName}; KV test double{(_managementPort is int port ? $", management on http://127.0.0.1:{port}" : "")})");
         return Task.CompletedTask;
     }
 
@@ -350,11 +376,14 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         TcpListener? listener;
         CancellationTokenSource? running;
         Task? acceptLoop;
+        CouchbaseManagementServer? management;
         lock (_lifecycleLock)
         {
             listener = _listener;
             running = _running;
             acceptLoop = _acceptLoop;
+            management = _management;
+            _management = null;
             _listener = null;
             _running = null;
             _acceptLoop = null;
@@ -367,6 +396,11 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
         await running!.CancelAsync().ConfigureAwait(false);
         listener.Stop();
+        if (management is not null)
+        {
+            await management.DisposeAsync().ConfigureAwait(false);
+        }
+
         DropAllConnections();
         await acceptLoop!.ConfigureAwait(false);
         Task[] serving = [.. _connections.Values.Select(c => c.Completion)];
@@ -428,15 +462,16 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
     /// <summary>
     /// The expiry a written document keeps, as Couchbase Server computes it: the request's, absolute (up to 30 days it is
-    /// relative to now, beyond that already a Unix time), 0 for none; in a collection with a maximum TTL, a document
-    /// with no expiry or a later one than now plus that TTL gets now plus that TTL.
+    /// relative to now, beyond that already a Unix time), 0 for none; in a collection with a maximum TTL (its own, else
+    /// the bucket's), a document with no expiry or a later one than now plus that TTL gets now plus that TTL.
     /// </summary>
     private uint ExpiryOnWrite(uint requested, KvCollectionManifest.CollectionEntry collection)
     {
         const uint LongestRelativeExpiry = 30 * 24 * 60 * 60;
         long now = _options.Clock.GetUtcNow().ToUnixTimeSeconds();
         long expiry = requested == 0 ? 0 : requested <= LongestRelativeExpiry ? now + requested : requested;
-        if (collection.MaxTtlSeconds is uint maxTtl && (expiry == 0 || expiry > now + maxTtl))
+        uint? bucketMaxTtl = _options.BucketMaxTtl is TimeSpan bucket ? (uint)bucket.TotalSeconds : null;
+        if ((collection.MaxTtlSeconds ?? bucketMaxTtl) is uint maxTtl && (expiry == 0 || expiry > now + maxTtl))
         {
             expiry = now + maxTtl;
         }

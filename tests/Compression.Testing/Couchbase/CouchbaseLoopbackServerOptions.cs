@@ -22,10 +22,29 @@ public sealed class CouchbaseLoopbackServerOptions
     public int ScramIterations { get; init; } = 4096;
 
     /// <summary>
-    /// The management (HTTP) port the cluster config advertises in <c>nodesExt</c>; null leaves it out. Nothing
-    /// listens on it: this server speaks KV only.
+    /// The management (HTTP) service's port on 127.0.0.1, advertised in the cluster config (<c>nodesExt</c>
+    /// <c>mgmt</c>): 0 (the default) a free one, kept across restarts; null: no management service, and none advertised.
+    /// It answers what SDK 3.x's bucket and collection managers ask about the bucket (README, "Management").
     /// </summary>
-    public int? ManagementPort { get; init; } = 8091;
+    public int? ManagementPort { get; init; } = 0;
+
+    /// <summary>Whether the management service answers this server's user (false: 403 to everything, as for a user whose roles do not reach the bucket's settings).</summary>
+    public bool ManagementAccess { get; init; } = true;
+
+    /// <summary>The bucket's type as the management API names it: <c>membase</c> (a Couchbase bucket, the default) or <c>ephemeral</c>.</summary>
+    public string BucketType { get; init; } = "membase";
+
+    /// <summary>
+    /// The bucket's eviction policy as the management API names it: <c>valueOnly</c> (the default) or <c>fullEviction</c>
+    /// for a Couchbase bucket, <c>noEviction</c> or <c>nruEviction</c> for an ephemeral one. Reported only: nothing is evicted.
+    /// </summary>
+    public string EvictionPolicy { get; init; } = "valueOnly";
+
+    /// <summary>
+    /// The bucket's maximum TTL (whole seconds): a document written into a collection without a maximum TTL of its own,
+    /// with no expiry or a later one, expires this long after it was written, as on Couchbase Server. Null: none.
+    /// </summary>
+    public TimeSpan? BucketMaxTtl { get; init; }
 
     /// <summary>
     /// Whether HELLO acknowledges alternate requests (flexible framing), PRESERVE_TTL and collections, as Couchbase

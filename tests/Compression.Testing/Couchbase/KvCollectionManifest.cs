@@ -4,9 +4,10 @@ using System.Text.Json;
 namespace Compression.Testing.Couchbase;
 
 /// <summary>
-/// The bucket's collections manifest, fixed for the server's life: <c>_default._default</c> (id 0) and the configured
-/// collections, as kv_engine's docs/Collections.md describes the manifest GET_COLLECTIONS_MANIFEST (0xBA) returns and
-/// the paths GET_COLLECTION_ID (0xBB) resolves.
+/// The bucket's collections manifest: <c>_default._default</c> (id 0), the configured collections, and those the
+/// management API creates later (<see cref="CreateScope"/>, <see cref="CreateCollection"/>), as kv_engine's
+/// docs/Collections.md describes the manifest GET_COLLECTIONS_MANIFEST (0xBA) returns and the paths GET_COLLECTION_ID
+/// (0xBB) resolves. Thread-safe.
 /// </summary>
 internal sealed class KvCollectionManifest
 {
@@ -21,11 +22,14 @@ internal sealed class KvCollectionManifest
 
     private readonly List<ScopeEntry> _scopes = [new ScopeEntry(DefaultName, 0, [new CollectionEntry(DefaultName, DefaultCollectionId, null)])];
     private readonly Dictionary<uint, CollectionEntry> _byId = [];
+    private readonly Lock _lock = new();
+    private uint _nextScopeId = FirstUserId, _nextCollectionId = FirstUserId;
+    private ulong _uid;
+    private byte[] _json = [];
 
     public KvCollectionManifest(IReadOnlyList<KvCollectionDefinition> collections)
     {
         _byId[DefaultCollectionId] = _scopes[0].Collections[0];
-        uint nextScopeId = FirstUserId, nextCollectionId = FirstUserId, changes = 0;
         foreach (KvCollectionDefinition definition in collections)
         {
             ArgumentNullException.ThrowIfNull(definition, nameof(collections));
@@ -36,46 +40,146 @@ internal sealed class KvCollectionManifest
                 throw new ArgumentException($"{definition.Scope}._default: the _default collection exists in the _default scope only, and is not created.", nameof(collections));
             }
 
-            ScopeEntry? scope = _scopes.Find(s => s.Name == definition.Scope);
-            if (scope is null)
+            if (_scopes.Find(s => s.Name == definition.Scope) is null)
             {
-                scope = new ScopeEntry(definition.Scope, nextScopeId++, []);
-                _scopes.Add(scope);
-                changes++;
-            }
-
-            if (scope.Collections.Exists(c => c.Name == definition.Name))
-            {
-                throw new ArgumentException($"Collection {definition.Scope}.{definition.Name} is defined twice.", nameof(collections));
+                CreateScope(definition.Scope);
             }
 
             uint? maxTtlSeconds = definition.MaxTtl is TimeSpan maxTtl ? MaxTtlSeconds(definition, maxTtl) : null;
-            var collection = new CollectionEntry(definition.Name, nextCollectionId++, maxTtlSeconds);
-            scope.Collections.Add(collection);
-            _byId[collection.Id] = collection;
-            changes++;
+            if (CreateCollection(definition.Scope, definition.Name, maxTtlSeconds) == CreateResult.Exists)
+            {
+                throw new ArgumentException($"Collection {definition.Scope}.{definition.Name} is defined twice.", nameof(collections));
+            }
         }
 
-        Uid = changes;
-        Json = BuildJson();
+        _json = BuildJson();
+    }
+
+    /// <summary>What <see cref="CreateScope"/> and <see cref="CreateCollection"/> did.</summary>
+    public enum CreateResult
+    {
+        /// <summary>Created; the manifest's uid went up by one.</summary>
+        Created,
+
+        /// <summary>One of that name exists already; nothing changed.</summary>
+        Exists,
+
+        /// <summary>The collection's scope does not exist.</summary>
+        ScopeNotFound,
+
+        /// <summary>The name is not valid (<see cref="NameError"/>).</summary>
+        InvalidName,
     }
 
     /// <summary>The manifest's uid: one per scope or collection created since the bucket was (a fresh bucket's is 0).</summary>
-    public ulong Uid { get; }
+    public ulong Uid
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _uid;
+            }
+        }
+    }
 
     /// <summary>The manifest as GET_COLLECTIONS_MANIFEST returns it.</summary>
-    public byte[] Json { get; }
+    public byte[] Json
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _json;
+            }
+        }
+    }
 
     /// <summary>The value of an UnknownCollection (0x88) or UnknownScope (0x8C) reply: the uid of the manifest looked in.</summary>
     public byte[] UnknownBody => System.Text.Encoding.UTF8.GetBytes($$"""{"manifest_uid":"{{Uid.ToString("x", CultureInfo.InvariantCulture)}}"}""");
 
     /// <summary>The collection with this id, or null.</summary>
-    public CollectionEntry? Find(uint collectionId) => _byId.GetValueOrDefault(collectionId);
+    public CollectionEntry? Find(uint collectionId)
+    {
+        lock (_lock)
+        {
+            return _byId.GetValueOrDefault(collectionId);
+        }
+    }
+
+    /// <summary>Creates a scope, as the management API's <c>POST .../scopes</c> does.</summary>
+    public CreateResult CreateScope(string name)
+    {
+        lock (_lock)
+        {
+            if (name == DefaultName || _scopes.Exists(s => s.Name == name))
+            {
+                return CreateResult.Exists;
+            }
+
+            if (NameError(name) is not null)
+            {
+                return CreateResult.InvalidName;
+            }
+
+            _scopes.Add(new ScopeEntry(name, _nextScopeId++, []));
+            _uid++;
+            _json = BuildJson();
+            return CreateResult.Created;
+        }
+    }
+
+    /// <summary>Creates a collection in an existing scope, as <c>POST .../scopes/{scope}/collections</c> does.</summary>
+    public CreateResult CreateCollection(string scopeName, string name, uint? maxTtlSeconds)
+    {
+        lock (_lock)
+        {
+            ScopeEntry? scope = _scopes.Find(s => s.Name == scopeName);
+            if (scope is null)
+            {
+                return CreateResult.ScopeNotFound;
+            }
+
+            if (name == DefaultName || scope.Collections.Exists(c => c.Name == name))
+            {
+                return CreateResult.Exists;
+            }
+
+            if (NameError(name) is not null)
+            {
+                return CreateResult.InvalidName;
+            }
+
+            var collection = new CollectionEntry(name, _nextCollectionId++, maxTtlSeconds);
+            scope.Collections.Add(collection);
+            _byId[collection.Id] = collection;
+            _uid++;
+            _json = BuildJson();
+            return CreateResult.Created;
+        }
+    }
+
+    /// <summary>Every scope with its collections (names and maximum TTLs), as the management API lists them.</summary>
+    public IReadOnlyList<(string Scope, uint ScopeId, IReadOnlyList<CollectionEntry> Collections)> Scopes()
+    {
+        lock (_lock)
+        {
+            return [.. _scopes.Select(s => (s.Name, s.Id, (IReadOnlyList<CollectionEntry>)[.. s.Collections]))];
+        }
+    }
 
     /// <summary>The id of the collection named <c>scope.collection</c>, or the status that says why there is none.</summary>
     /// <remarks>As kv_engine: an empty scope or collection name means <c>_default</c> (<c>.</c> is the default collection);
     /// a path without exactly one dot, or with a name that is not valid, is invalid (0x04).</remarks>
     public ushort Resolve(string path, out uint collectionId)
+    {
+        lock (_lock)
+        {
+            return ResolveLocked(path, out collectionId);
+        }
+    }
+
+    private ushort ResolveLocked(string path, out uint collectionId)
     {
         collectionId = 0;
         string[] parts = path.Split('.');
@@ -112,7 +216,7 @@ internal sealed class KvCollectionManifest
     {
         if (Resolve($"{scope}.{collection}", out uint id) != KvProtocol.Status.Success)
         {
-            string known = string.Join(", ", _scopes.SelectMany(s => s.Collections.Select(c => $"{s.Name}.{c.Name}")));
+            string known = string.Join(", ", Scopes().SelectMany(s => s.Collections.Select(c => $"{s.Scope}.{c.Name}")));
             throw new ArgumentException($"The bucket has no collection {scope}.{collection} (it has {known}); configure it in CouchbaseLoopbackServerOptions.Collections.");
         }
 
@@ -128,7 +232,7 @@ internal sealed class KvCollectionManifest
     }
 
     /// <summary>Why a scope or collection name is not valid (kv_engine's rules for user names), or null.</summary>
-    private static string? NameError(string name)
+    internal static string? NameError(string name)
     {
         if (name == DefaultName)
         {
@@ -164,7 +268,7 @@ internal sealed class KvCollectionManifest
         using (var json = new Utf8JsonWriter(buffer))
         {
             json.WriteStartObject();
-            json.WriteString("uid", Hex(Uid));
+            json.WriteString("uid", Hex(_uid));
             json.WriteStartArray("scopes");
             foreach (ScopeEntry scope in _scopes)
             {
