@@ -16,11 +16,17 @@ internal sealed class CouchbaseBackend : LiveBackend<CouchbaseSession, Couchbase
 {
     protected override CouchbaseSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override) => CouchbaseSession.Open(settings, @override);
 
-    /// <summary>The first node takes a connection, or the command stops with one line saying where and why (<see cref="CouchbaseServerProbe"/>).</summary>
+    /// <summary>
+    /// The first node takes a connection, or the command stops with one line saying where and why (<see cref="CouchbaseServerProbe"/>);
+    /// then each bucket's dictionary store gets what the application's start-up gives it: its default collection made when
+    /// missing, and a location that would lose dictionaries (a maximum TTL, an evicting ephemeral bucket) refused, by
+    /// every command, <c>verify</c> included, which so reports dictionaries that would expire.
+    /// </summary>
     protected override async Task ConnectAsync(CouchbaseSession session, CancellationToken cancellationToken)
     {
         if (await CouchbaseServerProbe.WhyNoServerAsync(session.ConnectionString, cancellationToken).ConfigureAwait(false) is { } why)
             throw new NoServerException(why);
+        await session.CheckStoreLocationsAsync(cancellationToken).ConfigureAwait(false);
     }
 
     protected override async Task<LiveCollection<StoredBody>> OpenAsync(CouchbaseSession session, CouchbaseNamespace ns, CancellationToken cancellationToken) =>

@@ -10,6 +10,9 @@ using Microsoft.Extensions.Options;
 
 namespace Compression.Tool.Couchbase;
 
+/// <summary>The dictionary store's location would lose dictionaries, or could not be made or checked (exit 1, the message's first line).</summary>
+internal sealed class StoreLocationException(string message, Exception inner) : IOException(message, inner);
+
 /// <summary>A Couchbase collection named as in the configuration: <c>bucket.scope.collection</c>.</summary>
 internal sealed record CouchbaseNamespace(string Name, string Bucket, string Scope, string Collection) : ILiveNamespace
 {
@@ -73,6 +76,29 @@ internal sealed class CouchbaseSession : LiveSession<CouchbaseNamespace>
         var bucket = await provider.GetRequiredService<IBucketProvider>().GetBucketAsync(ns.Bucket).ConfigureAwait(false);
         var scope = await bucket.ScopeAsync(options.StoreScopeName).ConfigureAwait(false);
         return await scope.CollectionAsync(options.StoreCollectionName).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// What the application's start-up does for each bucket's store (<c>AddCouchbase</c>'s hosted service): the default
+    /// location created when missing, then checked to keep dictionaries for ever.
+    /// </summary>
+    /// <exception cref="StoreLocationException">A location that would lose dictionaries, or that could not be made or checked; the message says why.</exception>
+    public async Task CheckStoreLocationsAsync(CancellationToken cancellationToken)
+    {
+        foreach (string bucket in Namespaces.Select(n => n.Bucket).Distinct(StringComparer.Ordinal))
+        {
+            foreach (CouchbaseStoreStartup startup in Provider(bucket).GetServices<Microsoft.Extensions.Hosting.IHostedService>().OfType<CouchbaseStoreStartup>())
+            {
+                try
+                {
+                    await startup.StartAsync(cancellationToken).ConfigureAwait(false);
+                }
+                catch (InvalidOperationException ex)
+                {
+                    throw new StoreLocationException(ex.Message, ex);
+                }
+            }
+        }
     }
 
     protected override DocumentCompressionBuilder AddCompression(IServiceCollection services, string database)

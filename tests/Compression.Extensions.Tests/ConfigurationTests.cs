@@ -145,6 +145,29 @@ public sealed class ConfigurationTests : IDisposable
     }
 
     [Fact]
+    public async Task AnAdaptersSection_IsLeftToTheAdapter_WhichFindsItOnTheBuilder_AndAnUndeclaredOneIsStillRefused()
+    {
+        var values = new Dictionary<string, string?> { ["Compression:Couchbase:StoreScopeName"] = "_default", ["Compression:Defaults:Level"] = "4" };
+        HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
+        builder.Configuration.AddInMemoryCollection(values);
+        DocumentCompressionBuilder compression = builder.Services.AddDocumentCompression(builder.Configuration)
+            .UseFileStore(Path.Combine(_directory, "dictionaries")).AddAdapterSection("Couchbase");
+        using (IHost host = builder.Build())
+        {
+            await host.StartAsync();
+            Assert.Equal("_default", compression.Section!.GetSection("Couchbase")["StoreScopeName"]);
+            Assert.Equal(4, host.Services.GetRequiredService<IOptions<CompressionEngineOptions>>().Value.Defaults.Level);
+            await host.StopAsync();
+        }
+
+        using IHost undeclared = Build(values);
+        var ex = await Assert.ThrowsAsync<OptionsValidationException>(() => undeclared.StartAsync());
+        Assert.Contains("Compression:Couchbase", ex.Message, StringComparison.Ordinal);
+        Assert.Throws<ArgumentException>(() => compression.AddAdapterSection("Namespaces"));
+        Assert.Null(new ServiceCollection().AddDocumentCompression().Section);
+    }
+
+    [Fact]
     public void AddNamespaceSetting_WithTheNameOfACoreSetting_IsRefused()
     {
         DocumentCompressionBuilder builder = new ServiceCollection().AddDocumentCompression();

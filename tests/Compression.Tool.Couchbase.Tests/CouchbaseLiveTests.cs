@@ -56,8 +56,9 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime
         // An application client that never saw the dictionary reads every document through the compressed collection.
         await using (ICluster cluster = await Cluster.ConnectAsync(Server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(Server.Username, Server.Password)))
         {
-            ICouchbaseCollection plain = (await cluster.BucketAsync(Server.BucketName)).DefaultCollection();
-            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(plain));
+            IBucket bucket = await cluster.BucketAsync(Server.BucketName);
+            ICouchbaseCollection plain = bucket.DefaultCollection();
+            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(await LoopbackBucket.StoreCollectionAsync(bucket)));
             ICouchbaseCollection compressed = plain.WithCompression(engine);
             foreach ((string key, byte[] original) in originals.Take(100))
             {
@@ -312,6 +313,24 @@ public sealed class CouchbaseLiveTests : IAsyncLifetime
     }
 
     private Dictionary<string, byte[]> Arrange(int count, int seed) => _bucket.Arrange(count, seed);
+
+    [Theory]
+    [InlineData("verify")]
+    [InlineData("train")]
+    public async Task A_store_location_whose_dictionaries_would_expire_stops_every_command_with_the_reason(string command)
+    {
+        await using LoopbackBucket expiring = await LoopbackBucket.StartAsync("docz-cb-ttl-", bucketMaxTtl: TimeSpan.FromDays(30));
+        expiring.Arrange(50, seed: 9);
+        var output = new StringWriter();
+        var error = new StringWriter();
+
+        int exit = Program.Run([command, "--config", expiring.Config, "--format", "json"], output, error);
+
+        Assert.Equal(1, exit);
+        Assert.StartsWith($"{command}: The dictionary store's collection 'default.compression.dictionaries' cannot keep dictionaries: " +
+            "its documents expire 2592000 s after they are written (bucket 'default''s maxTTL)", error.ToString(), StringComparison.Ordinal);
+        Assert.DoesNotContain(expiring.Server.KeysIn("compression", "dictionaries"), key => key.Contains("dict::", StringComparison.Ordinal));
+    }
 
     private (int Exit, string Output, string Error) Run(params string[] args)
     {

@@ -76,8 +76,9 @@ public sealed class CouchbaseRewriteFaultTests : IAsyncLifetime
         await using (ICluster cluster = await Cluster.ConnectAsync(Server.ConnectionString, new ClusterOptions
                      { KvTimeout = TimeSpan.FromSeconds(30) }.WithPasswordAuthentication(Server.Username, Server.Password)))
         {
-            ICouchbaseCollection plain = (await cluster.BucketAsync(Server.BucketName)).DefaultCollection();
-            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(plain));
+            IBucket bucket = await cluster.BucketAsync(Server.BucketName);
+            ICouchbaseCollection plain = bucket.DefaultCollection();
+            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(await LoopbackBucket.StoreCollectionAsync(bucket)));
             ICouchbaseCollection compressed = plain.WithCompression(engine, new CompressedCollectionOptions { JsonTranscoder = new RawJsonTranscoder() });
             await compressed.UpsertAsync("big", bigJson);
             using IGetResult read = await compressed.GetAsync("big");

@@ -135,8 +135,9 @@ public sealed class CouchbaseToolProcessTests : IAsyncLifetime
         // A cold application client reads them as they were written.
         await using (ICluster cluster = await Cluster.ConnectAsync(Server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(Server.Username, Server.Password)))
         {
-            ICouchbaseCollection plain = (await cluster.BucketAsync(Server.BucketName)).DefaultCollection();
-            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(plain));
+            IBucket bucket = await cluster.BucketAsync(Server.BucketName);
+            ICouchbaseCollection plain = bucket.DefaultCollection();
+            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(await LoopbackBucket.StoreCollectionAsync(bucket)));
             ICouchbaseCollection compressed = plain.WithCompression(engine);
             foreach ((string key, byte[] original) in originals.Where((_, i) => i % 20 == 0))
             {

@@ -30,9 +30,13 @@ internal sealed class LoopbackBucket : IAsyncDisposable
 
     /// <param name="directoryPrefix">The temporary directory's name prefix.</param>
     /// <param name="preserveTtl">False plays a server older than Couchbase Server 7.0, which cannot keep an expiry on replace.</param>
-    public static async Task<LoopbackBucket> StartAsync(string directoryPrefix, bool preserveTtl = true)
+    /// <param name="bucketMaxTtl">The bucket's maximum TTL (none by default).</param>
+    public static async Task<LoopbackBucket> StartAsync(string directoryPrefix, bool preserveTtl = true, TimeSpan? bucketMaxTtl = null)
     {
-        var server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { CommandLogCapacity = 1_000_000, PreserveTtl = preserveTtl });
+        var server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions
+        {
+            CommandLogCapacity = 1_000_000, PreserveTtl = preserveTtl, BucketMaxTtl = bucketMaxTtl,
+        });
         string directory = System.IO.Directory.CreateTempSubdirectory(directoryPrefix).FullName;
         string config = Path.Combine(directory, "appsettings.json");
         File.WriteAllText(config, $$"""
@@ -48,6 +52,10 @@ internal sealed class LoopbackBucket : IAsyncDisposable
             """);
         return new LoopbackBucket(server, directory, config);
     }
+
+    /// <summary>Where docz (as an application started with <c>AddCouchbase(bucket)</c>) keeps the dictionaries: the store's own collection.</summary>
+    public static async Task<global::Couchbase.KeyValue.ICouchbaseCollection> StoreCollectionAsync(global::Couchbase.IBucket bucket) =>
+        (await bucket.ScopeAsync("compression")).Collection("dictionaries");
 
     /// <summary>Puts <paramref name="count"/> generated movie documents (<c>doc::00000</c> on) as plain JSON; returns them by key.</summary>
     public Dictionary<string, byte[]> Arrange(int count, int seed)

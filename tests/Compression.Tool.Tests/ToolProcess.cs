@@ -97,10 +97,10 @@ internal static class ToolProcess
         start.Environment["DOTNET_ROOT"] = Path.GetDirectoryName(Dotnet());
         start.Environment["NUGET_PACKAGES"] = Path.Combine(isolation, "packages");
         // Every HTTP(S) connection goes to a closed local port: the machine's NuGet source cannot be what serves the tool.
+        // Loopback is reached directly: a test double's HTTP service (the Couchbase double's management API) is there.
         foreach (string proxy in (string[])["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"])
             start.Environment[proxy] = "http://127.0.0.1:9";
-        start.Environment.Remove("NO_PROXY");
-        start.Environment.Remove("no_proxy");
+        start.Environment["NO_PROXY"] = start.Environment["no_proxy"] = "127.0.0.1,localhost";
 
         using var process = Process.Start(start) ?? throw new InvalidOperationException($"{file} did not start.");
         Task<string> output = process.StandardOutput.ReadToEndAsync();

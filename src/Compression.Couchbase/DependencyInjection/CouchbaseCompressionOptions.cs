@@ -39,6 +39,47 @@ public sealed class CouchbaseCompressionOptions
     /// <value>Defaults to <see langword="true"/>.</value>
     public bool Compress { get; set; } = true;
 
+    /// <summary>The section of <c>Compression</c> these options are read from: <c>Compression:Couchbase</c>.</summary>
+    internal const string SectionName = "Couchbase";
+
+    /// <summary>What binding <c>Compression:Couchbase</c> found wrong, one message per key (reported at start-up).</summary>
+    internal List<string> BindingErrors { get; } = [];
+
+    /// <summary>
+    /// Binds <c>Compression:Couchbase</c>: <see cref="StoreScopeName"/>, <see cref="StoreCollectionName"/>,
+    /// <see cref="CheckStoreLocation"/> and <see cref="Compress"/>; anything else is an error naming the key and the allowed ones.
+    /// </summary>
+    internal sealed class ConfigureFromSection(Microsoft.Extensions.Configuration.IConfigurationSection section) : Microsoft.Extensions.Options.IConfigureOptions<CouchbaseCompressionOptions>
+    {
+        private static readonly string[] Allowed = [nameof(StoreScopeName), nameof(StoreCollectionName), nameof(CheckStoreLocation), nameof(Compress)];
+
+        public void Configure(CouchbaseCompressionOptions options)
+        {
+            foreach (var child in section.GetChildren())
+            {
+                string? value = child.Value;
+                if (child.GetChildren().Any())
+                {
+                    options.BindingErrors.Add($"{child.Path}: a section; allowed: a value.");
+                    continue;
+                }
+                switch (Allowed.FirstOrDefault(n => string.Equals(n, child.Key, StringComparison.OrdinalIgnoreCase)))
+                {
+                    case nameof(StoreScopeName): options.StoreScopeName = value ?? ""; break;
+                    case nameof(StoreCollectionName): options.StoreCollectionName = value ?? ""; break;
+                    case nameof(CheckStoreLocation) when bool.TryParse(value, out bool check): options.CheckStoreLocation = check; break;
+                    case nameof(Compress) when bool.TryParse(value, out bool compress): options.Compress = compress; break;
+                    case nameof(CheckStoreLocation) or nameof(Compress):
+                        options.BindingErrors.Add($"{child.Path}: '{value}' is not valid; allowed: true or false.");
+                        break;
+                    default:
+                        options.BindingErrors.Add($"{child.Path}: unknown setting; allowed: {string.Join(", ", Allowed)}.");
+                        break;
+                }
+            }
+        }
+    }
+
     /// <summary>The transcoder that turns values into JSON and back.</summary>
     /// <value>Defaults to <see langword="null"/>: the cluster's own transcoder (<c>ClusterOptions.WithTranscoder</c>, else the
     /// SDK's <see cref="JsonTranscoder"/> over the serializer of <c>ClusterOptions.WithSerializer</c>), as the plain collection uses.</value>

@@ -1,6 +1,7 @@
 using Compression.Couchbase;
 using Compression.Couchbase.Internal;
 using Compression.Dictionaries;
+using Microsoft.Extensions.Configuration;
 using Couchbase.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
@@ -47,6 +48,10 @@ public static class CouchbaseDocumentCompressionBuilderExtensions
         }
         services.AddSingleton(new CouchbaseRegistration(serviceKey, bucketName));
         services.AddOptions<CouchbaseCompressionOptions>().Configure(o => o.BucketName = bucketName).ValidateOnStart();
+        // Compression:Couchbase of the configuration, then the code's changes.
+        builder.AddAdapterSection(CouchbaseCompressionOptions.SectionName);
+        if (builder.Section?.GetSection(CouchbaseCompressionOptions.SectionName) is { } section && section.Exists())
+            services.AddSingleton<IConfigureOptions<CouchbaseCompressionOptions>>(new CouchbaseCompressionOptions.ConfigureFromSection(section));
         if (configure is not null) services.Configure(configure);
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<CouchbaseCompressionOptions>, CouchbaseCompressionOptionsValidator>());
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<CompressionEngineOptions>, CouchbaseNamespacesValidator>());
@@ -163,7 +168,7 @@ public static class CouchbaseDocumentCompressionBuilderExtensions
     {
         public ValidateOptionsResult Validate(string? name, CouchbaseCompressionOptions options)
         {
-            List<string> failures = [];
+            List<string> failures = [.. options.BindingErrors];
             if (string.IsNullOrWhiteSpace(options.BucketName)) failures.Add("AddCouchbase: BucketName is empty; allowed: the name of the bucket the dictionaries live in.");
             if (string.IsNullOrWhiteSpace(options.StoreScopeName)) failures.Add("AddCouchbase: StoreScopeName is empty; allowed: a scope name (_default by default).");
             if (string.IsNullOrWhiteSpace(options.StoreCollectionName)) failures.Add("AddCouchbase: StoreCollectionName is empty; allowed: a collection name (_default by default).");

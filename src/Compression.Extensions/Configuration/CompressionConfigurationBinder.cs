@@ -16,11 +16,23 @@ namespace Compression.Configuration;
 internal sealed class CompressionConfigurationBinder
 {
     private readonly IReadOnlyList<string> _adapterSettings;
+    private readonly IReadOnlyList<string> _adapterSections;
 
-    private CompressionConfigurationBinder(IReadOnlyList<string> adapterSettings) => _adapterSettings = adapterSettings;
+    private CompressionConfigurationBinder(IReadOnlyList<string> adapterSettings, IReadOnlyList<string> adapterSections)
+    {
+        _adapterSettings = adapterSettings;
+        _adapterSections = adapterSections;
+    }
 
-    public static void Bind(IConfigurationSection section, CompressionEngineOptions options, List<string> errors, IEnumerable<string>? adapterSettings = null) =>
-        new CompressionConfigurationBinder([.. (adapterSettings ?? []).Distinct(StringComparer.OrdinalIgnoreCase)]).BindRoot(section, options, errors);
+    /// <param name="section">The <c>Compression</c> section.</param>
+    /// <param name="options">What it is bound onto.</param>
+    /// <param name="errors">Where each bad key's message goes.</param>
+    /// <param name="adapterSettings">Per-namespace settings adapters declared.</param>
+    /// <param name="adapterSections">Sections of <c>Compression</c> adapters bind themselves (skipped here).</param>
+    public static void Bind(IConfigurationSection section, CompressionEngineOptions options, List<string> errors, IEnumerable<string>? adapterSettings = null,
+        IEnumerable<string>? adapterSections = null) =>
+        new CompressionConfigurationBinder([.. (adapterSettings ?? []).Distinct(StringComparer.OrdinalIgnoreCase)], [.. adapterSections ?? []])
+            .BindRoot(section, options, errors);
 
     private void BindRoot(IConfigurationSection section, CompressionEngineOptions options, List<string> errors)
     {
@@ -35,7 +47,7 @@ internal sealed class CompressionConfigurationBinder
         {
             switch (child.Key)
             {
-                case var k when Is(k, nameof(CompressionEngineOptions.Defaults)):
+                case var k when Is(k, nameof(CompressionEngineOptions.Defaults)) || _adapterSections.Any(s => Is(k, s)):
                     break;
                 case var k when Is(k, nameof(CompressionEngineOptions.Namespaces)):
                     if (IsValue(child))

@@ -8,10 +8,34 @@ namespace Microsoft.Extensions.DependencyInjection;
 /// </summary>
 public sealed class DocumentCompressionBuilder
 {
-    internal DocumentCompressionBuilder(IServiceCollection services) => Services = services;
+    internal DocumentCompressionBuilder(IServiceCollection services, Configuration.IConfigurationSection? section = null)
+    {
+        Services = services;
+        Section = section;
+    }
 
     /// <summary>The application's services.</summary>
     public IServiceCollection Services { get; }
+
+    /// <summary>
+    /// The <c>Compression</c> section of the configuration given to <c>AddDocumentCompression(configuration)</c>, or
+    /// <see langword="null"/> when the options come from code: an adapter binds its own section of it (<see cref="AddAdapterSection"/>).
+    /// </summary>
+    public Configuration.IConfigurationSection? Section { get; }
+
+    /// <summary>
+    /// Declares <c>Compression:{name}</c> a database adapter's own section (e.g. <c>Compression:Couchbase</c>): the engine's
+    /// binder leaves it to the adapter, which binds it from <see cref="Section"/> and reports its bad keys the same way.
+    /// </summary>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty, or a setting of the engine.</exception>
+    public DocumentCompressionBuilder AddAdapterSection(string name)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(name);
+        if (typeof(CompressionEngineOptions).GetProperty(name, System.Reflection.BindingFlags.Public | System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.IgnoreCase) is not null)
+            throw new ArgumentException($"'{name}' is a setting of the engine; an adapter's section needs a name of its own.", nameof(name));
+        Services.AddSingleton(new AdapterSectionName(name));
+        return this;
+    }
 
     /// <summary>Keeps dictionaries in a folder (<see cref="FileDictionaryStore"/>): for single-host applications and tools.</summary>
     public DocumentCompressionBuilder UseFileStore(string directory)
@@ -53,6 +77,9 @@ public sealed class DocumentCompressionBuilder
         return this;
     }
 }
+
+/// <summary>A section of <c>Compression</c> an adapter binds itself (<see cref="DocumentCompressionBuilder.AddAdapterSection"/>).</summary>
+internal sealed record AdapterSectionName(string Name);
 
 /// <summary>A per-namespace setting an adapter declared (<see cref="DocumentCompressionBuilder.AddNamespaceSetting"/>).</summary>
 internal sealed record AdapterSettingName(string Name);

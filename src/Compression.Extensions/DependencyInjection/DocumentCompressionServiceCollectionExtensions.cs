@@ -23,11 +23,12 @@ public static class DocumentCompressionServiceCollectionExtensions
     public static DocumentCompressionBuilder AddDocumentCompression(this IServiceCollection services, IConfiguration configuration)
     {
         ArgumentNullException.ThrowIfNull(configuration);
-        DocumentCompressionBuilder builder = services.AddDocumentCompression();
         IConfigurationSection section = configuration.GetSection(CompressionEngineOptions.SectionName);
+        services.AddDocumentCompression();
         services.AddSingleton<IConfigureOptions<CompressionEngineOptions>>(sp =>
-            new ConfigureFromSection(section, [.. sp.GetServices<AdapterSettingName>().Select(s => s.Name).Distinct(StringComparer.OrdinalIgnoreCase)]));
-        return builder;
+            new ConfigureFromSection(section, [.. sp.GetServices<AdapterSettingName>().Select(s => s.Name).Distinct(StringComparer.OrdinalIgnoreCase)],
+                [.. sp.GetServices<AdapterSectionName>().Select(s => s.Name)]));
+        return new DocumentCompressionBuilder(services, section);
     }
 
     /// <summary>Adds a <see cref="CompressionEngine"/> configured in code; see <see cref="AddDocumentCompression(IServiceCollection, IConfiguration)"/>.</summary>
@@ -58,8 +59,10 @@ public static class DocumentCompressionServiceCollectionExtensions
         return new DocumentCompressionBuilder(services);
     }
 
-    private sealed class ConfigureFromSection(IConfigurationSection section, IReadOnlyList<string> adapterSettings) : IConfigureOptions<CompressionEngineOptions>
+    private sealed class ConfigureFromSection(IConfigurationSection section, IReadOnlyList<string> adapterSettings, IReadOnlyList<string> adapterSections)
+        : IConfigureOptions<CompressionEngineOptions>
     {
-        public void Configure(CompressionEngineOptions options) => CompressionConfigurationBinder.Bind(section, options, options.BindingErrors, adapterSettings);
+        public void Configure(CompressionEngineOptions options) =>
+            CompressionConfigurationBinder.Bind(section, options, options.BindingErrors, adapterSettings, adapterSections);
     }
 }

@@ -24,10 +24,12 @@ public sealed class StoreLocationTests(ITestOutputHelper output)
     private CouchbaseLoopbackServerOptions Server(params KvCollectionDefinition[] collections) =>
         new() { Collections = collections, Log = new TestLog(output).Write };
 
-    private static IHost Build(CouchbaseLoopbackServer server, Action<CouchbaseCompressionOptions>? configure = null)
+    private static IHost Build(CouchbaseLoopbackServer server, Action<CouchbaseCompressionOptions>? configure = null, Dictionary<string, string?>? settings = null)
     {
         HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
-        builder.Configuration.AddInMemoryCollection(new Dictionary<string, string?> { ["Compression:Defaults:Level"] = "3" });
+        settings ??= [];
+        settings["Compression:Defaults:Level"] = "3";
+        builder.Configuration.AddInMemoryCollection(settings);
         builder.Services.AddCouchbase(o =>
         {
             o.ConnectionString = server.ConnectionString;
@@ -69,6 +71,24 @@ public sealed class StoreLocationTests(ITestOutputHelper output)
         using IHost again = Build(server);
         await again.StartAsync();
         await again.StopAsync();
+    }
+
+    [Fact]
+    public async Task The_location_is_read_from_Compression_Couchbase_in_the_configuration_and_a_bad_key_is_named_with_the_allowed_ones()
+    {
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(Server(new KvCollectionDefinition("ops", "dictionaries")));
+        using (IHost host = Build(server, settings: new() { ["Compression:Couchbase:StoreScopeName"] = "ops" }))
+        {
+            await host.StartAsync();
+            Assert.Equal("default.ops.dictionaries", Assert.IsType<CouchbaseDictionaryStore>(host.Services.GetRequiredService<CompressionEngine>().Store).CollectionName);
+            await host.StopAsync();
+        }
+
+        using IHost bad = Build(server, settings: new() { ["Compression:Couchbase:StoreBucket"] = "x", ["Compression:Couchbase:CheckStoreLocation"] = "maybe" });
+        var error = await Assert.ThrowsAsync<Microsoft.Extensions.Options.OptionsValidationException>(() => bad.StartAsync());
+        output.WriteLine(error.Message);
+        Assert.Contains("Compression:Couchbase:StoreBucket: unknown setting; allowed: StoreScopeName, StoreCollectionName, CheckStoreLocation, Compress.", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Compression:Couchbase:CheckStoreLocation: 'maybe' is not valid; allowed: true or false.", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]
