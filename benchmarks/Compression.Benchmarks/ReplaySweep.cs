@@ -45,16 +45,37 @@ internal static class ReplaySweep
         {
             (NamespaceOptions options, int trainFirst) = Parse(setting);
             var cells = new List<string>();
+            var details = new List<string>();
             double logSum = 0;
             for (int i = 0; i < corpora.Count; i++)
             {
                 double ratio = 0;
-                foreach (int seed in seeds) ratio += (await OnlineReplay.RunAsync(corpora[i].Documents, options, seed, trainFirst: trainFirst)).Ratio;
+                foreach (int seed in seeds)
+                {
+                    OnlineReplayResult result = await OnlineReplay.RunAsync(corpora[i].Documents, options, seed, trainFirst: trainFirst);
+                    ratio += result.Ratio;
+                    if (Environment.GetEnvironmentVariable("REPLAY_TRACE") is { Length: > 0 } trace)
+                    {
+                        // Per window of documents: raw bytes, envelope bytes and their ratio (where the bytes are lost).
+                        int window = int.Parse(trace, CultureInfo.InvariantCulture);
+                        var documents = corpora[i].Documents;
+                        for (int start = 0; start < documents.Count; start += window)
+                        {
+                            int end = Math.Min(documents.Count, start + window);
+                            long rawBytes = 0, envelopeBytes = 0;
+                            for (int k = start; k < end; k++) { rawBytes += documents[k].Length; envelopeBytes += result.EnvelopeSizes![k]; }
+                            Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture, $"    {corpora[i].Name} [{start},{end}): raw {rawBytes}, out {envelopeBytes}, ratio {(double)rawBytes / envelopeBytes:F2}"));
+                        }
+                    }
+                    details.Add(string.Create(CultureInfo.InvariantCulture,
+                        $"{corpora[i].Name} seed {seed}: {result.Ratio:F2}, {result.Trainings} trainings in {result.TrainingTime.TotalSeconds:F1} s, {result.Versions.Count} versions adopted after documents {string.Join(", ", result.Versions.Select(v => $"{v.AfterDocuments} ({v.Ratio:F2})"))}"));
+                }
                 ratio /= seeds.Count;
                 logSum += Math.Log(ratio / limits[i]);
                 cells.Add(string.Create(CultureInfo.InvariantCulture, $"{ratio:F2} ({ratio / limits[i]:F3})"));
             }
             Console.WriteLine($"| {(setting.Length == 0 ? "defaults" : setting)} | {string.Join(" | ", cells)} | {Math.Exp(logSum / corpora.Count).ToString("F3", CultureInfo.InvariantCulture)} |");
+            foreach (string detail in details) Console.Error.WriteLine($"  {(setting.Length == 0 ? "defaults" : setting)}: {detail}");
         }
         return 0;
     }

@@ -59,12 +59,12 @@ public sealed class DictionaryOptions
     public int MaxSampleDocumentSize { get; set; } = 32 * 1024;
 
     /// <summary>Samples needed before the first training.</summary>
-    /// <value>Defaults to 32.</value>
-    public int MinSampleCount { get; set; } = 32;
+    /// <value>Defaults to 16 (online replay: see docs/dictionary-engine.md, "The bootstrap schedule").</value>
+    public int MinSampleCount { get; set; } = 16;
 
     /// <summary>Sample bytes needed before the first training.</summary>
-    /// <value>Defaults to 4 KiB.</value>
-    public int MinSampleBytes { get; set; } = 4 * 1024;
+    /// <value>Defaults to 2 KiB (online replay: see docs/dictionary-engine.md, "The bootstrap schedule").</value>
+    public int MinSampleBytes { get; set; } = 2 * 1024;
 
     /// <summary>The share of samples held out from training to measure a candidate.</summary>
     /// <value>Defaults to 0.2.</value>
@@ -83,8 +83,8 @@ public sealed class DictionaryOptions
     public int DriftMinDocuments { get; set; } = 200;
 
     /// <summary>Retrain when the documents seen have grown by this factor since the last training (while that training had fewer samples than the reservoir holds).</summary>
-    /// <value>Defaults to 2.</value>
-    public double GrowthFactor { get; set; } = 2;
+    /// <value>Defaults to 1.5 (online replay: see docs/dictionary-engine.md, "The bootstrap schedule").</value>
+    public double GrowthFactor { get; set; } = 1.5;
 
     /// <summary>The least time between two training runs of one namespace (the rate limit).</summary>
     /// <value>Defaults to 30 seconds.</value>

@@ -10,8 +10,13 @@ namespace Compression.Dictionaries;
 /// <param name="Shapes">Whether it carries a shape table (documents written with it are packed where the packing applies).</param>
 internal sealed record OnlineVersion(uint Id, int Version, long AfterDocuments, double Ratio, bool Shapes);
 
-/// <summary>The outcome of an <see cref="OnlineReplay"/>: <paramref name="Packed"/> documents were written packed (codec 7).</summary>
-internal sealed record OnlineReplayResult(long Documents, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersion> Versions, long Packed = 0)
+/// <summary>
+/// The outcome of an <see cref="OnlineReplay"/>: <paramref name="Packed"/> documents were written packed (codec 7);
+/// <paramref name="Trainings"/> training runs started (adopted or not, a bulk load's included), taking
+/// <paramref name="TrainingTime"/> of wall-clock time in all (inline, so measured around the writes that ran them).
+/// </summary>
+internal sealed record OnlineReplayResult(long Documents, long RawBytes, long EnvelopeBytes, IReadOnlyList<OnlineVersion> Versions, long Packed = 0,
+    int Trainings = 0, TimeSpan TrainingTime = default, int[]? EnvelopeSizes = null)
 {
     public double Ratio => EnvelopeBytes == 0 ? 0 : (double)RawBytes / EnvelopeBytes;
 }
@@ -36,7 +41,9 @@ internal static class OnlineReplay
         var engineOptions = new CompressionEngineOptions { Defaults = options.Clone(), PollInterval = TimeSpan.FromHours(1) };
         engineOptions.Defaults.Dictionary.MinTrainingInterval = TimeSpan.Zero;
         var store = new InMemoryDictionaryStore();
-        await using var engine = new CompressionEngine(store, engineOptions) { InlineTraining = true, Random = new Random(seed) };
+        int trainings = 0;
+        await using var engine = new CompressionEngine(store, engineOptions) { InlineTraining = true, Random = new Random(seed), TrainingStarting = _ => trainings++ };
+        long trainingTicks = 0;
         CompressionNamespace ns = engine.GetNamespace(Namespace);
         await ns.RefreshAsync(cancellationToken).ConfigureAwait(false);
         await engine.WhenIdleAsync().ConfigureAwait(false);
@@ -48,18 +55,23 @@ internal static class OnlineReplay
         int currentVersion = 0;
         if (trainFirst > 0)
         {
+            long trainStarted = System.Diagnostics.Stopwatch.GetTimestamp();
             await ns.TrainAsync(documents.Take(trainFirst).Select(d => (ReadOnlyMemory<byte>)d), cancellationToken).ConfigureAwait(false);
             if (ns.CurrentDictionary is { } first)
             {
                 currentVersion = first.Version;
                 versions.Add(new OnlineVersion(first.Id, first.Version, 0, first.Ratio, !first.Shapes.IsEmpty));
             }
+            trainingTicks += System.Diagnostics.Stopwatch.GetTimestamp() - trainStarted;
         }
         for (int i = 0; i < documents.Count; i++)
         {
             cancellationToken.ThrowIfCancellationRequested();
             writer.ResetWrittenCount();
+            int trainingsBefore = trainings;
+            long writeStarted = System.Diagnostics.Stopwatch.GetTimestamp();
             ns.Compress(documents[i], writer);
+            if (trainings != trainingsBefore) trainingTicks += System.Diagnostics.Stopwatch.GetTimestamp() - writeStarted;
             envelopes[i] = writer.WrittenSpan.ToArray();
             raw += documents[i].Length;
             output += writer.WrittenCount;
@@ -78,6 +90,7 @@ internal static class OnlineReplay
             if (!ns.Decompress(envelopes[i]).AsSpan().SequenceEqual(documents[i]))
                 throw new InvalidOperationException($"Replay check failed: document {i} did not decode to its original bytes.");
         }
-        return new OnlineReplayResult(documents.Count, raw, output, versions, packed);
+        return new OnlineReplayResult(documents.Count, raw, output, versions, packed, trainings,
+            TimeSpan.FromSeconds((double)trainingTicks / System.Diagnostics.Stopwatch.Frequency), [.. envelopes.Select(e => e.Length)]);
     }
 }
