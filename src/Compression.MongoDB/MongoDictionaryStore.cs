@@ -176,6 +176,36 @@ public sealed class MongoDictionaryStore : DictionaryStore
     }
 
     /// <summary>
+    /// Every stored document, of one namespace or of all, oldest first, each as its record or as the problem that keeps it
+    /// from reading (where <see cref="ListAsync"/> stops at the first such document): what <c>docz dictionaries list</c> and
+    /// <c>export</c> show, so that one unreadable record never hides the others.
+    /// </summary>
+    internal async IAsyncEnumerable<(DictionaryRecord? Record, string? Problem)> ListEachAsync(string? @namespace,
+        [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        FilterDefinition<RawBsonDocument> filter = @namespace is null ? FilterDefinition<RawBsonDocument>.Empty : ByNamespace(@namespace);
+        var sort = new BsonDocument { { Fields.Namespace, 1 }, { Fields.Version, 1 } };
+        using IAsyncCursor<RawBsonDocument> cursor = await _collection.Find(filter).Sort(sort).ToCursorAsync(cancellationToken).ConfigureAwait(false);
+        while (await cursor.MoveNextAsync(cancellationToken).ConfigureAwait(false))
+        {
+            foreach (RawBsonDocument document in cursor.Current)
+            {
+                DictionaryRecord? record = null;
+                string? problem = null;
+                try
+                {
+                    record = Read(document, expectedId: null, expectedNamespace: @namespace);
+                }
+                catch (InvalidDataException ex)
+                {
+                    problem = ex.Message;
+                }
+                yield return (record, problem);
+            }
+        }
+    }
+
+    /// <summary>
     /// Creates the unique <c>{ ns: 1, v: 1 }</c> index once per store object, shared by concurrent publishers (creating an
     /// existing identical index is a no-op on the server, so several clients may all do it). A failed attempt is retried
     /// by the next publication.

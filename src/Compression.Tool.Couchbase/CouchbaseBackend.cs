@@ -32,6 +32,13 @@ internal sealed class CouchbaseBackend : LiveBackend<CouchbaseSession, Couchbase
     protected override async Task<LiveCollection<StoredBody>> OpenAsync(CouchbaseSession session, CouchbaseNamespace ns, CancellationToken cancellationToken) =>
         new CouchbaseLiveCollection(session, ns, await session.OpenNamespaceAsync(ns, cancellationToken).ConfigureAwait(false));
 
+    /// <summary>Every version, each as its record or its problem: one that does not read never hides the others.</summary>
+    protected override IAsyncEnumerable<(DictionaryRecord? Record, string? Problem)> ListStoredAsync(DictionaryStore store, string? name,
+        CancellationToken cancellationToken) =>
+        store is global::Compression.Couchbase.CouchbaseDictionaryStore couchbase
+            ? couchbase.ListEachAsync(name, cancellationToken)
+            : base.ListStoredAsync(store, name, cancellationToken);
+
     /// <summary><c>recompress --older-than</c> is refused: Couchbase keys carry no time.</summary>
     protected override void CheckUsage(DateTimeOffset? olderThan)
     {

@@ -31,4 +31,13 @@ internal interface IDoczBackend
 
     /// <summary><c>stats</c>.</summary>
     Task<int> StatsAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken);
+
+    /// <summary><c>dictionaries list</c>.</summary>
+    Task<int> ListDictionariesAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken);
+
+    /// <summary><c>dictionaries export</c>: to the new file <paramref name="to"/>.</summary>
+    Task<int> ExportDictionariesAsync(LiveSettings settings, FileInfo to, LiveOutput console, CancellationToken cancellationToken);
+
+    /// <summary><c>dictionaries import</c>: from the export file <paramref name="from"/>.</summary>
+    Task<int> ImportDictionariesAsync(LiveSettings settings, FileInfo from, LiveOutput console, CancellationToken cancellationToken);
 }

@@ -63,6 +63,9 @@ internal abstract class LiveSession<TNamespace> : IAsyncDisposable
     /// <summary>The engine of a namespace's database.</summary>
     public CompressionEngine Engine(TNamespace ns) => Provider(ns.Database).GetRequiredService<CompressionEngine>();
 
+    /// <summary>The largest dictionary the namespace's engine accepts (<c>Compression:MaxDictionaryBytes</c>): its store refuses larger ones.</summary>
+    public int MaxDictionaryBytes(TNamespace ns) => Provider(ns.Database).GetRequiredService<IOptions<CompressionEngineOptions>>().Value.MaxDictionaryBytes;
+
     /// <summary>The namespace's handle with its current dictionary loaded (store failures are thrown, not logged).</summary>
     public async Task<CompressionNamespace> OpenNamespaceAsync(TNamespace ns, CancellationToken cancellationToken)
     {

@@ -25,6 +25,11 @@ internal sealed class MongoBackend : LiveBackend<MongoSession, MongoNamespace, S
         _ => null,
     };
 
+    /// <summary>Every stored document, each as its record or its problem: one that does not read never hides the others.</summary>
+    protected override IAsyncEnumerable<(DictionaryRecord? Record, string? Problem)> ListStoredAsync(DictionaryStore store, string? name,
+        CancellationToken cancellationToken) =>
+        store is MongoDictionaryStore mongo ? mongo.ListEachAsync(name, cancellationToken) : base.ListStoredAsync(store, name, cancellationToken);
+
     protected override MongoSession Open(LiveSettings settings, Action<string, CompressionEngineOptions>? @override) => MongoSession.Open(settings, @override);
 
     protected override Task ConnectAsync(MongoSession session, CancellationToken cancellationToken) => session.ConnectAsync(cancellationToken);

@@ -31,6 +31,15 @@ internal sealed class MongoLoopbackBackend : IDoczBackend
     public Task<int> StatsAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken) =>
         RunAsync(settings, console, onDouble => MongoBackend.Instance.StatsAsync(onDouble, console, cancellationToken), cancellationToken);
 
+    public Task<int> ListDictionariesAsync(LiveSettings settings, LiveOutput console, CancellationToken cancellationToken) =>
+        RunAsync(settings, console, onDouble => MongoBackend.Instance.ListDictionariesAsync(onDouble, console, cancellationToken), cancellationToken);
+
+    public Task<int> ExportDictionariesAsync(LiveSettings settings, FileInfo to, LiveOutput console, CancellationToken cancellationToken) =>
+        RunAsync(settings, console, onDouble => MongoBackend.Instance.ExportDictionariesAsync(onDouble, to, console, cancellationToken), cancellationToken);
+
+    public Task<int> ImportDictionariesAsync(LiveSettings settings, FileInfo from, LiveOutput console, CancellationToken cancellationToken) =>
+        RunAsync(settings, console, onDouble => MongoBackend.Instance.ImportDictionariesAsync(onDouble, from, console, cancellationToken), cancellationToken);
+
     /// <summary>Starts the double, says so, loads <see cref="LiveSettings.LoadPath"/> if given, and runs the command on it.</summary>
     private static async Task<int> RunAsync(LiveSettings settings, LiveOutput console, Func<LiveSettings, Task<int>> command, CancellationToken cancellationToken)
     {
