@@ -44,7 +44,7 @@ public sealed class CouchbaseDictionariesTests : IAsyncLifetime
 
         // The store is lost: every key of it gone (records, version keys, the hint, the index), the documents kept.
         WipeStore();
-        Assert.DoesNotContain(Server.KeysIn("_default", "_default"), k => k.StartsWith("_compression::", StringComparison.Ordinal));
+        Assert.DoesNotContain(Server.KeysIn("compression", "dictionaries"), k => k.StartsWith("_compression::", StringComparison.Ordinal));
         JsonElement broken = Json(Run("verify"), 1);
         Assert.Equal(originals.Count, broken.GetProperty("namespaces")[0].GetProperty("failed").GetInt64());
 
@@ -60,8 +60,9 @@ public sealed class CouchbaseDictionariesTests : IAsyncLifetime
         // An application client that never saw the dictionaries reads every document.
         await using (ICluster cluster = await Cluster.ConnectAsync(Server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(Server.Username, Server.Password)))
         {
-            ICouchbaseCollection plain = (await cluster.BucketAsync(Server.BucketName)).DefaultCollection();
-            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(plain));
+            IBucket bucket = await cluster.BucketAsync(Server.BucketName);
+            ICouchbaseCollection plain = bucket.DefaultCollection();
+            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(await LoopbackBucket.StoreCollectionAsync(bucket)));
             ICouchbaseCollection compressed = plain.WithCompression(engine);
             foreach ((string key, byte[] original) in originals)
             {
@@ -95,7 +96,7 @@ public sealed class CouchbaseDictionariesTests : IAsyncLifetime
         JsonElement refused = Json(Run("dictionaries", "import", "--from", changed), 1);
         Assert.Contains("line 3", refused.GetProperty("fileProblems")[0].GetString(), StringComparison.Ordinal);
         Assert.Contains("does not match its hash", refused.GetProperty("fileProblems")[0].GetString(), StringComparison.Ordinal);
-        Assert.DoesNotContain(Server.KeysIn("_default", "_default"), k => k.StartsWith("_compression::", StringComparison.Ordinal));
+        Assert.DoesNotContain(Server.KeysIn("compression", "dictionaries"), k => k.StartsWith("_compression::", StringComparison.Ordinal));
 
         // Version 1 taken by another dictionary: refused, version 2 not tried, the store's own version 1 left as it is.
         JsonObject first = JsonNode.Parse(lines[1])!.AsObject();
@@ -104,7 +105,7 @@ public sealed class CouchbaseDictionariesTests : IAsyncLifetime
         DictionaryRecord squatter;
         await using (ICluster cluster = await Cluster.ConnectAsync(Server.ConnectionString, new ClusterOptions().WithPasswordAuthentication(Server.Username, Server.Password)))
         {
-            var store = new CouchbaseDictionaryStore((await cluster.BucketAsync(Server.BucketName)).DefaultCollection());
+            var store = new CouchbaseDictionaryStore(await LoopbackBucket.StoreCollectionAsync(await cluster.BucketAsync(Server.BucketName)));
             byte[] dictionary = Convert.FromBase64String(first["content"]!.GetValue<string>());
             squatter = new DictionaryRecord
             {
