@@ -26,7 +26,7 @@ internal static class KvBucketConfig
         return buffer.ToArray();
     }
 
-    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort, bool collections)
+    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort, bool collections, int replicas = 0)
     {
         using var buffer = new MemoryStream();
         using (var json = new Utf8JsonWriter(buffer))
@@ -67,7 +67,7 @@ internal static class KvBucketConfig
             WriteNodesExt(json, kvPort, managementPort);
             json.WriteStartObject("vBucketServerMap");
             json.WriteString("hashAlgorithm", "CRC");
-            json.WriteNumber("numReplicas", 0);
+            json.WriteNumber("numReplicas", replicas);
             json.WriteStartArray("serverList");
             json.WriteStringValue($"127.0.0.1:{kvPort}");
             json.WriteEndArray();
@@ -76,6 +76,11 @@ internal static class KvBucketConfig
             {
                 json.WriteStartArray();
                 json.WriteNumberValue(0);
+                for (int r = 0; r < replicas; r++)
+                {
+                    json.WriteNumberValue(0); // every replica on this one node too: replica reads come here
+                }
+
                 json.WriteEndArray();
             }
 
