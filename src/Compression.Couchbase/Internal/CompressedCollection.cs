@@ -1,6 +1,8 @@
 using System.Runtime.ExceptionServices;
 using Compression.Dictionaries;
+using Couchbase;
 using Couchbase.Core.Exceptions.KeyValue;
+using Couchbase.Core.IO.Operations;
 using Couchbase.KeyValue;
 using Couchbase.KeyValue.RangeScan;
 using Couchbase.Management.Query;
@@ -272,8 +274,12 @@ internal sealed class CompressedGetReplicaResult(IGetReplicaResult inner, Compre
 }
 
 /// <summary>
-/// The binary operations of a compressed collection: counters pass through (a counter is a number the server keeps, never
-/// compressed); append and prepend would splice raw bytes into an envelope and are refused.
+/// The binary operations of a compressed collection. Counters pass through: a counter is a number the server keeps as
+/// ASCII digits (it creates it, with flags 0), never compressed, and readable through the compressed collection as any
+/// plain document; on a document whose body is not a number (every compressed one: an envelope starts with 0xC5) the
+/// server refuses, and that refusal becomes a <see cref="NotSupportedException"/> naming the operation. Append and prepend
+/// are refused always, before anything is sent: spliced into an envelope the bytes would make it unreadable, and telling a
+/// plain document from a compressed one would take a read that a concurrent write can make stale.
 /// </summary>
 internal sealed class CounterOnlyBinaryCollection(IBinaryCollection inner, CompressedCollection collection) : IBinaryCollection
 {
@@ -287,9 +293,9 @@ internal sealed class CounterOnlyBinaryCollection(IBinaryCollection inner, Compr
         {
             return await inner.IncrementAsync(id, options).ConfigureAwait(false);
         }
-        catch (DeltaInvalidException ex)
+        catch (CouchbaseException ex) when (NotANumber(ex))
         {
-            throw new NotSupportedException(collection.Refused("Increment", id).Message + " (The server says the document is not a number: a compressed document never is.)", ex);
+            throw NotANumber("Increment", id, ex);
         }
     }
 
@@ -299,9 +305,19 @@ internal sealed class CounterOnlyBinaryCollection(IBinaryCollection inner, Compr
         {
             return await inner.DecrementAsync(id, options).ConfigureAwait(false);
         }
-        catch (DeltaInvalidException ex)
+        catch (CouchbaseException ex) when (NotANumber(ex))
         {
-            throw new NotSupportedException(collection.Refused("Decrement", id).Message + " (The server says the document is not a number: a compressed document never is.)", ex);
+            throw NotANumber("Decrement", id, ex);
         }
     }
+
+    /// <summary>The server's DELTA_BADVAL (0x06): the SDK raises it as a bare <see cref="CouchbaseException"/> with that status.</summary>
+    private static bool NotANumber(CouchbaseException ex) =>
+        ex is DeltaInvalidException
+        || (ex.Context is KeyValueErrorContext { Status: ResponseStatus.IncrDecrOnNonNumericValue });
+
+    private NotSupportedException NotANumber(string operation, string id, CouchbaseException ex) => new(
+        $"{operation} is not supported on document '{id}' of the compressed collection '{collection.FullName}': the server says its body " +
+        "is not a number (a counter is ASCII digits; a compressed document never is). Counters pass through the compressed collection " +
+        "only for documents that are counters.", ex);
 }
