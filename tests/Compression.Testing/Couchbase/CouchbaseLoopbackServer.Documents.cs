@@ -74,7 +74,7 @@ public sealed partial class CouchbaseLoopbackServer
             or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete or KvProtocol.Opcodes.GetMeta
             or KvProtocol.Opcodes.Touch or KvProtocol.Opcodes.GetAndTouch or KvProtocol.Opcodes.GetLocked or KvProtocol.Opcodes.UnlockKey
             or KvProtocol.Opcodes.GetReplica or KvProtocol.Opcodes.Increment or KvProtocol.Opcodes.Decrement
-            or KvProtocol.Opcodes.Append or KvProtocol.Opcodes.Prepend;
+            or KvProtocol.Opcodes.Append or KvProtocol.Opcodes.Prepend or KvProtocol.Opcodes.SubdocMultiLookup or KvProtocol.Opcodes.SubdocMultiMutation;
 
         /// <summary>LOCKED (0x09) to a client that negotiated XERROR; kv_engine remaps it to temporary failure (0x86) for one that did not.</summary>
         private byte[] Locked(KvProtocol.RequestHeader request) =>

@@ -8,7 +8,7 @@ namespace Compression.Testing.Couchbase;
 /// <summary>
 /// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
 /// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD in its collections. HELLO
-/// (xerror, select-bucket, JSON, unordered execution, and alternate requests, PRESERVE_TTL, sync replication and
+/// (xattr, xerror, select-bucket, JSON, unordered execution, and alternate requests, PRESERVE_TTL, sync replication and
 /// collections unless the options play a server older than 7.0: no snappy; with unordered execution, pipelined reorderable
 /// requests are answered last first), the collections manifest and collection ids (GET_COLLECTIONS_MANIFEST,
 /// GET_COLLECTION_ID, keys prefixed with their collection id, documents kept per collection, a collection's maximum TTL
@@ -18,7 +18,8 @@ namespace Compression.Testing.Couchbase;
 /// GET, SET, ADD, REPLACE and DELETE with CAS (framing extras: PRESERVE_TTL on SET/ADD/REPLACE only, durability on
 /// them, DELETE, counters and append/prepend; any other frame, on any command, is refused), GET_META, TOUCH and GAT,
 /// GET_LOCKED and UNLOCK_KEY (locks expire by the clock), GET_REPLICA (answered from the active copy when
-/// <see cref="CouchbaseLoopbackServerOptions.Replicas"/> advertises replicas), INCREMENT/DECREMENT, APPEND/PREPEND, NOOP. A durable write is acknowledged at once (one
+/// <see cref="CouchbaseLoopbackServerOptions.Replicas"/> advertises replicas), INCREMENT/DECREMENT, APPEND/PREPEND, SUBDOC_MULTI_LOOKUP/MUTATION on extended attributes only
+/// (a body path is 0x81), NOOP. A durable write is acknowledged at once (one
 /// node) and remembered: <see cref="LoseUnreplicatedWrites"/> plays a failover before replication. Any other command is answered 0x81 (unknown command) and recorded
 /// in <see cref="UnknownCommands"/> and the log. Expiry is stored (absolute, by <see cref="CouchbaseLoopbackServerOptions.Clock"/>) but never enforced; there is no
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
@@ -663,7 +664,7 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
 
             // Framing extras are read on every request, not only on mutations: a frame this server does not implement
             // (durability on a DELETE, PRESERVE_TTL on a GET) is refused, never executed without it.
-            bool mutation = op is KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace;
+            bool mutation = op is KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.SubdocMultiMutation;
             byte[]? framingRefusal = null;
             bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out bool barrier, out bool durable, out string? framingError);
             if (framed && preserveTtl && !mutation)
@@ -708,6 +709,8 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.GetReplica => GetReplica(request, new DocumentKey(collectionId, key), extras),
                 KvProtocol.Opcodes.Increment or KvProtocol.Opcodes.Decrement => Arithmetic(request, new DocumentKey(collectionId, key), durable, extras),
                 KvProtocol.Opcodes.Append or KvProtocol.Opcodes.Prepend => Concatenate(request, new DocumentKey(collectionId, key), durable, extras, value.Span),
+                KvProtocol.Opcodes.SubdocMultiLookup => MultiLookup(request, new DocumentKey(collectionId, key), extras, value.Span),
+                KvProtocol.Opcodes.SubdocMultiMutation => MultiMutation(request, new DocumentKey(collectionId, key), preserveTtl, durable, extras, value.Span),
                 KvProtocol.Opcodes.GetMeta => GetMeta(request, new DocumentKey(collectionId, key), extras),
                 KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, new DocumentKey(collectionId, key), preserveTtl, durable, extras, value),
                 KvProtocol.Opcodes.Delete => Delete(request, new DocumentKey(collectionId, key), durable),
@@ -927,7 +930,7 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
                     ? current.Expiry
                     : server.ExpiryOnWrite(expiry, server._manifest.Find(key.CollectionId)!);
                 ulong cas = server.NextCas();
-                var document = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId);
+                var document = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId, SystemXattrs(current?.Xattrs));
                 server._documents[key] = document;
                 if (durable) server._durable[key] = document;
                 return Reply(request, KvProtocol.Status.Success, cas);

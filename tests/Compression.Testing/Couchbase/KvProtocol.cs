@@ -44,6 +44,8 @@ public static class KvProtocol
         public const byte GetLocked = 0x94;
         public const byte UnlockKey = 0x95;
         public const byte GetMeta = 0xa0;
+        public const byte SubdocMultiLookup = 0xd0;
+        public const byte SubdocMultiMutation = 0xd1;
         public const byte GetClusterConfig = 0xb5;
         public const byte GetCollectionsManifest = 0xba;
         public const byte GetCollectionId = 0xbb;
@@ -74,6 +76,16 @@ public static class KvProtocol
         public const ushort TemporaryFailure = 0x0086;
         public const ushort UnknownCollection = 0x0088;
         public const ushort UnknownScope = 0x008c;
+        public const ushort SubdocPathNotFound = 0x00c0;
+        public const ushort SubdocPathMismatch = 0x00c1;
+        public const ushort SubdocPathInvalid = 0x00c2;
+        public const ushort SubdocCannotInsert = 0x00c5;
+        public const ushort SubdocDeltaInvalid = 0x00c8;
+        public const ushort SubdocPathExists = 0x00c9;
+        public const ushort SubdocMultiPathFailure = 0x00cc;
+        public const ushort SubdocXattrInvalidKeyCombo = 0x00cf;
+        public const ushort SubdocXattrUnknownVattr = 0x00d1;
+        public const ushort SubdocXattrCantModifyVattr = 0x00d2;
         public const ushort RangeScanCancelled = 0x00a5;
         public const ushort RangeScanMore = 0x00a6;
         public const ushort RangeScanComplete = 0x00a7;
@@ -82,6 +94,9 @@ public static class KvProtocol
     /// <summary>HELLO feature codes this server can acknowledge.</summary>
     public static class Features
     {
+        /// <summary>XATTR: extended attributes, reached by sub-document commands on xattr paths.</summary>
+        public const ushort Xattr = 0x06;
+
         /// <summary>XERROR: the server may answer statuses described by its error map (GET_ERROR_MAP).</summary>
         public const ushort XError = 0x07;
 
@@ -107,7 +122,7 @@ public static class KvProtocol
         public const ushort PreserveTtl = 0x14;
 
         /// <summary>The features this server acknowledges when asked, in no particular order (unordered execution unless its options say not; the last three only when they play a 7.x server).</summary>
-        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, UnorderedExecution, AlternateRequests, SyncReplication, Collections, PreserveTtl];
+        public static IReadOnlyList<ushort> Supported { get; } = [Xattr, XError, SelectBucket, Json, UnorderedExecution, AlternateRequests, SyncReplication, Collections, PreserveTtl];
     }
 
     /// <summary>Request framing extras this server reads (the frame's id, in its first byte's high nibble).</summary>
