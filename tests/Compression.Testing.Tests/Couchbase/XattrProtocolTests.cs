@@ -157,4 +157,21 @@ public sealed class XattrProtocolTests
         Assert.Equal(KvProtocol.Status.Success, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x04, "a", "1")), cas: locked.Cas)).Status);
         Assert.False(server.IsLocked("doc"));
     }
+
+    [Fact]
+    public async Task A_replica_lookup_is_answered_from_the_active_copy_only_when_replicas_are_advertised()
+    {
+        await using CouchbaseLoopbackServer withReplica = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { Replicas = 1 });
+        using KvRawClient client = await KvRawClient.OpenBucketAsync(withReplica, Features);
+        withReplica.PutDocument("doc", "{}"u8.ToArray(), flags: 0, dataType: 1);
+        await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x04, "a", "1")));
+
+        KvRawResponse replica = await client.CallAsync(KvProtocol.Opcodes.SubdocMultiLookup, Key("doc"), Lookups((0xc5, 0x04, "a")), extras: [0x20]);
+        Assert.Equal([(KvProtocol.Status.Success, "1")], LookupResults(replica.Value));
+
+        await using CouchbaseLoopbackServer without = await CouchbaseLoopbackServer.StartAsync();
+        using KvRawClient plain = await KvRawClient.OpenBucketAsync(without, Features);
+        without.PutDocument("doc", "{}"u8.ToArray(), flags: 0, dataType: 1);
+        Assert.Equal(KvProtocol.Status.NotMyVBucket, (await plain.CallAsync(KvProtocol.Opcodes.SubdocMultiLookup, Key("doc"), Lookups((0xc5, 0x04, "a")), extras: [0x20])).Status);
+    }
 }

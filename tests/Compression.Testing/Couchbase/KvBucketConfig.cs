@@ -42,7 +42,8 @@ internal static class KvBucketConfig
             // "collections" (a 7.x server): the SDK then fetches the manifest and every collection's id. Without it the SDK
             // uses the default collection without collection ids or a manifest.
             // "rangeScan": KV range scans (RANGE_SCAN_CREATE/CONTINUE/CANCEL), as Couchbase Server 7.6 and later advertise.
-            foreach (string capability in new[] { "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt", "rangeScan" })
+            // "xattr" and "subdoc.ReplicaRead" (7.6): extended attributes, and sub-document lookups on replicas (GET_REPLICA's xattr kin).
+            foreach (string capability in new[] { "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt", "rangeScan", "xattr", "subdoc.ReplicaRead" })
             {
                 json.WriteStringValue(capability);
             }
