@@ -104,6 +104,13 @@ public sealed class CompressingTranscoder : ITypeTranscoder
     /// <exception cref="DictionaryNotFoundException">The envelope names a dictionary that is not in memory (load it first).</exception>
     public T? Decode<T>(ReadOnlyMemory<byte> buffer, Flags flags, OpCode opcode)
     {
+        // SDK 3.9.5 reads the flags of a get-and-touch (GAT) reply as a new expiry (GetT.ReadExtras, since NCBC-3852) and
+        // hands the body over with no flags at all: an envelope is then known by its magic byte alone (no JSON text starts with 0xC5).
+        if (opcode == OpCode.GAT && flags.DataFormat == DataFormat.Reserved && DocumentEnvelope.IsEnvelope(buffer.Span))
+        {
+            flags.DataFormat = DataFormat.Binary;
+        }
+
         if (typeof(T) == typeof(RawBody)) return (T)(object)new RawBody(buffer, flags);
         if (flags.DataFormat != DataFormat.Binary || ReadsRaw<T>()) return _inner.Decode<T>(buffer, flags, opcode);
         if (!DocumentEnvelope.IsEnvelope(buffer.Span))

@@ -1,6 +1,9 @@
 using System.Runtime.ExceptionServices;
 using Compression.Dictionaries;
+using Couchbase;
 using Couchbase.Core.Exceptions.KeyValue;
+using Couchbase.Core.IO.Operations;
+using Couchbase.Core.IO.Operations.SubDocument;
 using Couchbase.KeyValue;
 using Couchbase.KeyValue.RangeScan;
 using Couchbase.Management.Query;
@@ -12,7 +15,8 @@ namespace Compression.Couchbase.Internal;
 /// <see cref="CompressingTranscoder"/> in a copy of its options (it replaces any transcoder given there; the caller's
 /// options object is left as it was, so passing the same one to a plain collection afterwards writes plain); reads fetch the body,
 /// load the dictionary its envelope names if needed (asynchronously), and only then hand back a result whose
-/// <c>ContentAs&lt;T&gt;</c> decodes synchronously. Operations that work inside a body fail with <see cref="NotSupportedException"/>.
+/// <c>ContentAs&lt;T&gt;</c> decodes synchronously. Operations that work inside a body fail with <see cref="NotSupportedException"/>;
+/// those that leave it alone (exists, touch, unlock, remove, sub-document calls on extended attributes only) pass through.
 /// </summary>
 internal sealed class CompressedCollection : ICouchbaseCollection
 {
@@ -138,17 +142,44 @@ internal sealed class CompressedCollection : ICouchbaseCollection
 
     public Task<IMutationResult?> TouchWithCasAsync(string id, TimeSpan expiry, TouchOptions? options = null) => _inner.TouchWithCasAsync(id, expiry, options);
 
+    /// <summary>Passes through when every spec is on an extended attribute (see <see cref="XattrOnly{TSpec}"/>); refuses body paths.</summary>
     public Task<ILookupInResult> LookupInAsync(string id, IEnumerable<LookupInSpec> specs, LookupInOptions? options = null) =>
-        throw Refused("LookupIn (sub-document)", id);
+        _inner.LookupInAsync(id, XattrOnly(specs, "LookupIn", id), options);
 
     public Task<ILookupInReplicaResult> LookupInAnyReplicaAsync(string id, IEnumerable<LookupInSpec> specs, LookupInAnyReplicaOptions? options = null) =>
-        throw Refused("LookupInAnyReplica (sub-document)", id);
+        _inner.LookupInAnyReplicaAsync(id, XattrOnly(specs, "LookupInAnyReplica", id), options);
 
     public IAsyncEnumerable<ILookupInReplicaResult> LookupInAllReplicasAsync(string id, IEnumerable<LookupInSpec> specs, LookupInAllReplicasOptions? options = null) =>
-        throw Refused("LookupInAllReplicas (sub-document)", id);
+        _inner.LookupInAllReplicasAsync(id, XattrOnly(specs, "LookupInAllReplicas", id), options);
 
+    /// <summary>
+    /// Passes through when every spec is on an extended attribute: xattrs live beside the body, which the call leaves as it
+    /// is (what the SDK's distributed transactions and other xattr metadata writers need). Refuses body paths, and
+    /// <c>ReplaceBodyWithXattr</c>, which would write a body our transcoder never sees.
+    /// </summary>
     public Task<IMutateInResult> MutateInAsync(string id, IEnumerable<MutateInSpec> specs, MutateInOptions? options = null) =>
-        throw Refused("MutateIn (sub-document)", id);
+        _inner.MutateInAsync(id, XattrOnly(specs, "MutateIn", id), options);
+
+    /// <summary>
+    /// The specs, listed once, when each one is on an extended attribute (<see cref="SubdocPathFlags.Xattr"/>, virtual
+    /// ones such as <c>$document</c> included) and none replaces the body; otherwise a <see cref="NotSupportedException"/>
+    /// naming the operation and the first body path, before anything is sent.
+    /// </summary>
+    private List<TSpec> XattrOnly<TSpec>(IEnumerable<TSpec> specs, string operation, string id) where TSpec : OperationSpec
+    {
+        ArgumentNullException.ThrowIfNull(specs);
+        List<TSpec> list = [.. specs];
+        foreach (TSpec spec in list)
+        {
+            if (spec.OpCode == OpCode.SubReplaceBodyWithXattr)
+                throw Refused($"{operation} (sub-document) with ReplaceBodyWithXattr, which writes the body from an xattr uncompressed,", id);
+            if (!spec.PathFlags.HasFlag(SubdocPathFlags.Xattr))
+                throw Refused(spec.Path.Length == 0
+                    ? $"{operation} (sub-document) on the whole body (GetFull or SetDoc, as distributed transactions use them)"
+                    : $"{operation} (sub-document) on the body path '{spec.Path}'", id);
+        }
+        return list;
+    }
 
     public IAsyncEnumerable<IScanResult> ScanAsync(IScanType scanType, ScanOptions? options = null) =>
         throw Refused("Scan (range and sampling scans return bodies undecoded)", id: null);
@@ -157,8 +188,8 @@ internal sealed class CompressedCollection : ICouchbaseCollection
 
     internal NotSupportedException Refused(string operation, string? id) => new(
         $"{operation} is not supported on the compressed collection '{FullName}'{(id is null ? "" : $" (document '{id}')")}: " +
-        "compressed documents are opaque binary bodies to the server, so sub-document operations, appends, scans, N1QL and Search " +
-        "cannot see into them. Read the whole document with GetAsync and write it back with ReplaceAsync.");
+        "compressed documents are opaque binary bodies to the server, so sub-document operations on body paths (those on xattrs only pass through), " +
+        "appends, scans, N1QL and Search cannot see into them. Read the whole document with GetAsync and write it back with ReplaceAsync.");
 
     /// <summary>
     /// Loads the dictionary the body's envelope names, so that <c>ContentAs</c> decodes synchronously. A body that cannot be
@@ -272,8 +303,12 @@ internal sealed class CompressedGetReplicaResult(IGetReplicaResult inner, Compre
 }
 
 /// <summary>
-/// The binary operations of a compressed collection: counters pass through (a counter is a number the server keeps, never
-/// compressed); append and prepend would splice raw bytes into an envelope and are refused.
+/// The binary operations of a compressed collection. Counters pass through: a counter is a number the server keeps as
+/// ASCII digits (it creates it, with flags 0), never compressed, and readable through the compressed collection as any
+/// plain document; on a document whose body is not a number (every compressed one: an envelope starts with 0xC5) the
+/// server refuses, and that refusal becomes a <see cref="NotSupportedException"/> naming the operation. Append and prepend
+/// are refused always, before anything is sent: spliced into an envelope the bytes would make it unreadable, and telling a
+/// plain document from a compressed one would take a read that a concurrent write can make stale.
 /// </summary>
 internal sealed class CounterOnlyBinaryCollection(IBinaryCollection inner, CompressedCollection collection) : IBinaryCollection
 {
@@ -287,9 +322,9 @@ internal sealed class CounterOnlyBinaryCollection(IBinaryCollection inner, Compr
         {
             return await inner.IncrementAsync(id, options).ConfigureAwait(false);
         }
-        catch (DeltaInvalidException ex)
+        catch (CouchbaseException ex) when (NotANumber(ex))
         {
-            throw new NotSupportedException(collection.Refused("Increment", id).Message + " (The server says the document is not a number: a compressed document never is.)", ex);
+            throw NotANumber("Increment", id, ex);
         }
     }
 
@@ -299,9 +334,19 @@ internal sealed class CounterOnlyBinaryCollection(IBinaryCollection inner, Compr
         {
             return await inner.DecrementAsync(id, options).ConfigureAwait(false);
         }
-        catch (DeltaInvalidException ex)
+        catch (CouchbaseException ex) when (NotANumber(ex))
         {
-            throw new NotSupportedException(collection.Refused("Decrement", id).Message + " (The server says the document is not a number: a compressed document never is.)", ex);
+            throw NotANumber("Decrement", id, ex);
         }
     }
+
+    /// <summary>The server's DELTA_BADVAL (0x06): the SDK raises it as a bare <see cref="CouchbaseException"/> with that status.</summary>
+    private static bool NotANumber(CouchbaseException ex) =>
+        ex is DeltaInvalidException
+        || (ex.Context is KeyValueErrorContext { Status: ResponseStatus.IncrDecrOnNonNumericValue });
+
+    private NotSupportedException NotANumber(string operation, string id, CouchbaseException ex) => new(
+        $"{operation} is not supported on document '{id}' of the compressed collection '{collection.FullName}': the server says its body " +
+        "is not a number (a counter is ASCII digits; a compressed document never is). Counters pass through the compressed collection " +
+        "only for documents that are counters.", ex);
 }

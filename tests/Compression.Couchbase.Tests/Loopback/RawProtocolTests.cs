@@ -92,13 +92,13 @@ public sealed class RawProtocolTests
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(new CouchbaseLoopbackServerOptions { Log = line => { lock (log) { log.Add(line); } } });
         using var client = await KvRawClient.ConnectAsync(server.Port);
 
-        (ushort status, byte[] message) = await client.CallAsync(0x05, key: "counter"); // INCREMENT
+        (ushort status, byte[] message) = await client.CallAsync(0x92, key: "counter"); // OBSERVE
         Assert.Equal(KvProtocol.Status.UnknownCommand, status);
-        Assert.Contains("INCREMENT", Encoding.UTF8.GetString(message), StringComparison.Ordinal);
-        Assert.Equal(("INCREMENT", "counter"), (Assert.Single(server.UnknownCommands).Name, server.UnknownCommands[0].Key));
+        Assert.Contains("OBSERVE", Encoding.UTF8.GetString(message), StringComparison.Ordinal);
+        Assert.Equal(("OBSERVE", "counter"), (Assert.Single(server.UnknownCommands).Name, server.UnknownCommands[0].Key));
         lock (log)
         {
-            Assert.Contains(log, line => line.Contains("UNKNOWN COMMAND INCREMENT", StringComparison.Ordinal));
+            Assert.Contains(log, line => line.Contains("UNKNOWN COMMAND OBSERVE", StringComparison.Ordinal));
         }
 
         await client.SendAsync(KvProtocol.FlexibleRequestMagic, KvProtocol.Opcodes.Noop, [], [], []);

@@ -8,7 +8,7 @@ namespace Compression.Testing.Couchbase;
 /// <summary>
 /// A loopback Couchbase KV node: a <b>test double</b> that speaks the memcached binary protocol as Couchbase Server
 /// does, for what the .NET SDK needs to bootstrap a bucket and do key-value CRUD in its collections. HELLO
-/// (xerror, select-bucket, JSON, unordered execution, and alternate requests, PRESERVE_TTL, sync replication and
+/// (xattr, xerror, select-bucket, JSON, unordered execution, and alternate requests, PRESERVE_TTL, sync replication and
 /// collections unless the options play a server older than 7.0: no snappy; with unordered execution, pipelined reorderable
 /// requests are answered last first), the collections manifest and collection ids (GET_COLLECTIONS_MANIFEST,
 /// GET_COLLECTION_ID, keys prefixed with their collection id, documents kept per collection, a collection's maximum TTL
@@ -16,13 +16,16 @@ namespace Compression.Testing.Couchbase;
 /// map, SCRAM-SHA512/256/1 SASL (proofs checked, server signature returned), SELECT_BUCKET, cluster configs (the
 /// global one before SELECT_BUCKET, as servers since 6.5 give it, and the CCCP bucket config after),
 /// GET, SET, ADD, REPLACE and DELETE with CAS (framing extras: PRESERVE_TTL on SET/ADD/REPLACE only, durability on
-/// them and DELETE; any other frame, on any command, is refused), NOOP. A durable write is acknowledged at once (one
+/// them, DELETE, counters and append/prepend; any other frame, on any command, is refused), GET_META, TOUCH and GAT,
+/// GET_LOCKED and UNLOCK_KEY (locks expire by the clock), GET_REPLICA (answered from the active copy when
+/// <see cref="CouchbaseLoopbackServerOptions.Replicas"/> advertises replicas), INCREMENT/DECREMENT, APPEND/PREPEND, SUBDOC_MULTI_LOOKUP/MUTATION on extended attributes only
+/// (a body path is 0x81), NOOP. A durable write is acknowledged at once (one
 /// node) and remembered: <see cref="LoseUnreplicatedWrites"/> plays a failover before replication. Any other command is answered 0x81 (unknown command) and recorded
 /// in <see cref="UnknownCommands"/> and the log. Expiry is stored (absolute, by <see cref="CouchbaseLoopbackServerOptions.Clock"/>) but never enforced; there is no
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
 /// <see cref="StopAsync"/>/<see cref="StartAsync()"/>.
 /// </summary>
-public sealed class CouchbaseLoopbackServer : IAsyncDisposable
+public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
 {
     private const int MaxBodyLength = 32 * 1024 * 1024;
     private const int MaxHeldReplies = 64;
@@ -33,6 +36,9 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     // What a failover before replication leaves of each document: its last write with durability (null: deleted with
     // durability). Documents only ever written without durability are absent: a failover loses them.
     private readonly Dictionary<DocumentKey, KvDocument?> _durable = [];
+
+    // Documents locked by GET_LOCKED, and until when (Unix milliseconds by the options' clock); an entry past its time is no lock.
+    private readonly Dictionary<DocumentKey, long> _locks = [];
     private readonly KvCollectionManifest _manifest;
     private readonly Lock _documentsLock = new();
     private readonly ConcurrentDictionary<long, Connection> _connections = new();
@@ -79,6 +85,11 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         if (!options.PreserveTtl && options.Collections.Count > 0)
         {
             throw new ArgumentException("Collections need a 7.x server: PreserveTtl = false plays an older one, which has no collections.", nameof(options));
+        }
+
+        if (options.Replicas is < 0 or > 3)
+        {
+            throw new ArgumentException("A bucket has 0 to 3 replicas.", nameof(options));
         }
 
         if ((options.BucketType, options.EvictionPolicy) is not (("membase", "valueOnly" or "fullEviction") or ("ephemeral", "noEviction" or "nruEviction")))
@@ -290,6 +301,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             var document = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry, collectionId);
             _documents[new DocumentKey(collectionId, key)] = document;
             _durable[new DocumentKey(collectionId, key)] = document; // what a test puts in place is there after a failover
+            _locks.Remove(new DocumentKey(collectionId, key));
             return cas;
         }
     }
@@ -324,6 +336,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         {
             _documents.Clear();
             _durable.Clear();
+            _locks.Clear();
         }
     }
 
@@ -359,7 +372,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 _managementPort = _management.Port;
             }
 
-            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _managementPort, collections: _options.PreserveTtl);
+            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _managementPort, collections: _options.PreserveTtl, _options.Replicas);
             _globalConfig = KvBucketConfig.BuildGlobal(Port, _managementPort);
             _listener = listener;
             _running = new CancellationTokenSource();
@@ -501,7 +514,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
     /// came pipelined, each already buffered when the one before was executed, go out last first, as a server may send
     /// them; a barrier (framing extra 0) or any other command ends such a run.
     /// </summary>
-    private sealed class Connection(CouchbaseLoopbackServer server, long id, Socket socket)
+    private sealed partial class Connection(CouchbaseLoopbackServer server, long id, Socket socket)
     {
         private readonly CancellationTokenSource _aborted = new();
         private bool _authenticated;
@@ -510,6 +523,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
         private bool _collections;
         private bool _syncReplication;
         private bool _unorderedExecution;
+        private bool _xerror;
+        private bool _json;
         private string? _bucket;
         private ScramServer? _scram;
 
@@ -684,7 +699,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
 
             // Framing extras are read on every request, not only on mutations: a frame this server does not implement
             // (durability on a DELETE, PRESERVE_TTL on a GET) is refused, never executed without it.
-            bool mutation = op is KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace;
+            bool mutation = op is KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.SubdocMultiMutation;
             byte[]? framingRefusal = null;
             bool framed = TryReadFraming(body.AsSpan(0, request.FramingExtrasLength), out bool preserveTtl, out bool barrier, out bool durable, out string? framingError);
             if (framed && preserveTtl && !mutation)
@@ -692,7 +707,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 framed = false;
                 framingError = $"framing extra PRESERVE_TTL (5) on {KvProtocol.OpcodeName(op)}, which keeps no expiry";
             }
-            if (framed && durable && !mutation && op != KvProtocol.Opcodes.Delete)
+            if (framed && durable && !mutation && op is not (KvProtocol.Opcodes.Delete or KvProtocol.Opcodes.Increment or KvProtocol.Opcodes.Decrement
+                    or KvProtocol.Opcodes.Append or KvProtocol.Opcodes.Prepend))
             {
                 framed = false;
                 framingError = $"framing extra durability (1) on {KvProtocol.OpcodeName(op)}, which changes nothing";
@@ -717,13 +733,19 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 KvProtocol.Opcodes.SelectBucket => SelectBucket(request, key),
                 KvProtocol.Opcodes.GetClusterConfig when !_authenticated => Error(request, KvProtocol.Status.AccessDenied, "Not authenticated"),
                 KvProtocol.Opcodes.GetClusterConfig => Reply(request, KvProtocol.Status.Success, value: _bucket is null ? server._globalConfig : server._clusterConfig),
-                KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
-                    or KvProtocol.Opcodes.GetMeta or KvProtocol.Opcodes.GetCollectionsManifest or KvProtocol.Opcodes.GetCollectionId
+                KvProtocol.Opcodes.GetCollectionsManifest or KvProtocol.Opcodes.GetCollectionId
                     when NotReady(request) is { } refused => refused,
-                KvProtocol.Opcodes.Get or KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace or KvProtocol.Opcodes.Delete
-                    or KvProtocol.Opcodes.GetMeta
-                    when collectionRefusal is not null => collectionRefusal,
+                _ when IsImplementedDocumentCommand(op) && NotReady(request) is { } refused => refused,
+                _ when IsImplementedDocumentCommand(op) && collectionRefusal is not null => collectionRefusal,
                 KvProtocol.Opcodes.Get => Get(request, new DocumentKey(collectionId, key)),
+                KvProtocol.Opcodes.Touch or KvProtocol.Opcodes.GetAndTouch => Touch(request, new DocumentKey(collectionId, key), extras),
+                KvProtocol.Opcodes.GetLocked => GetLocked(request, new DocumentKey(collectionId, key), extras),
+                KvProtocol.Opcodes.UnlockKey => Unlock(request, new DocumentKey(collectionId, key)),
+                KvProtocol.Opcodes.GetReplica => GetReplica(request, new DocumentKey(collectionId, key), extras),
+                KvProtocol.Opcodes.Increment or KvProtocol.Opcodes.Decrement => Arithmetic(request, new DocumentKey(collectionId, key), durable, extras),
+                KvProtocol.Opcodes.Append or KvProtocol.Opcodes.Prepend => Concatenate(request, new DocumentKey(collectionId, key), durable, extras, value.Span),
+                KvProtocol.Opcodes.SubdocMultiLookup => MultiLookup(request, new DocumentKey(collectionId, key), extras, value.Span),
+                KvProtocol.Opcodes.SubdocMultiMutation => MultiMutation(request, new DocumentKey(collectionId, key), preserveTtl, durable, extras, value.Span),
                 KvProtocol.Opcodes.GetMeta => GetMeta(request, new DocumentKey(collectionId, key), extras),
                 KvProtocol.Opcodes.Set or KvProtocol.Opcodes.Add or KvProtocol.Opcodes.Replace => Mutate(request, new DocumentKey(collectionId, key), preserveTtl, durable, extras, value),
                 KvProtocol.Opcodes.Delete => Delete(request, new DocumentKey(collectionId, key), durable),
@@ -774,6 +796,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
             _collections = acknowledged.Contains(KvProtocol.Features.Collections);
             _syncReplication = acknowledged.Contains(KvProtocol.Features.SyncReplication);
             _unorderedExecution = acknowledged.Contains(KvProtocol.Features.UnorderedExecution);
+            _xerror = acknowledged.Contains(KvProtocol.Features.XError);
+            _json = acknowledged.Contains(KvProtocol.Features.Json);
 
             var reply = new byte[acknowledged.Count * 2];
             for (int i = 0; i < acknowledged.Count; i++)
@@ -869,9 +893,8 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 return Reply(request, KvProtocol.Status.KeyNotFound);
             }
 
-            Span<byte> flags = stackalloc byte[4];
-            System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(flags, document.Flags);
-            return Reply(request, KvProtocol.Status.Success, document.Cas, flags, document.Value.Span, document.DataType);
+            // A locked document's CAS is hidden from plain reads (kv_engine answers -1), so only the lock holder can write it.
+            return Document(request, document, server.IsLocked(key) ? ulong.MaxValue : document.Cas);
         }
 
         /// <summary>
@@ -926,6 +949,12 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                         break;
                 }
 
+                if (current is not null && server.IsLocked(key))
+                {
+                    if (request.Cas != current.Cas) return Locked(request);
+                    server._locks.Remove(key); // the holder's write releases the lock
+                }
+
                 if (request.Cas != 0 && current is not null && current.Cas != request.Cas)
                 {
                     return Reply(request, KvProtocol.Status.KeyExists);
@@ -936,7 +965,7 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                     ? current.Expiry
                     : server.ExpiryOnWrite(expiry, server._manifest.Find(key.CollectionId)!);
                 ulong cas = server.NextCas();
-                var document = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId);
+                var document = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId, SystemXattrs(current?.Xattrs));
                 server._documents[key] = document;
                 if (durable) server._durable[key] = document;
                 return Reply(request, KvProtocol.Status.Success, cas);
@@ -1008,6 +1037,12 @@ public sealed class CouchbaseLoopbackServer : IAsyncDisposable
                 if (!server._documents.TryGetValue(key, out KvDocument? current))
                 {
                     return Reply(request, KvProtocol.Status.KeyNotFound);
+                }
+
+                if (server.IsLocked(key))
+                {
+                    if (request.Cas != current.Cas) return Locked(request);
+                    server._locks.Remove(key);
                 }
 
                 if (request.Cas != 0 && current.Cas != request.Cas)

@@ -74,6 +74,14 @@ public sealed class CouchbaseLoopbackServerOptions
     /// </summary>
     public TimeProvider Clock { get; init; } = TimeProvider.System;
 
+    /// <summary>
+    /// The replicas the bucket config advertises (<c>numReplicas</c>), 0 to 3. This one node holds them all: every
+    /// vBucket's replicas map to node 0, so the SDK sends its replica reads (GET_REPLICA) here, and they are answered
+    /// from the active copy: a replica is never behind, never missing, never different. With 0 (the default) GET_REPLICA
+    /// is NOT_MY_VBUCKET, as on a node that holds no replica.
+    /// </summary>
+    public int Replicas { get; init; }
+
     /// <summary>Receives one line per notable event (connections, unknown commands, protocol and auth failures).</summary>
     public Action<string>? Log { get; init; }
 

@@ -197,7 +197,7 @@ internal sealed class CouchbaseManagementServer : IAsyncDisposable
             json.WriteString("name", _options.BucketName);
             json.WriteString("bucketType", _options.BucketType);
             json.WriteNumber("maxTTL", (long)(_options.BucketMaxTtl ?? TimeSpan.Zero).TotalSeconds);
-            json.WriteNumber("replicaNumber", 0);
+            json.WriteNumber("replicaNumber", _options.Replicas);
             json.WriteString("evictionPolicy", _options.EvictionPolicy);
             json.WriteString("durabilityMinLevel", "none");
             json.WriteString("conflictResolutionType", "seqno");

@@ -26,7 +26,7 @@ internal static class KvBucketConfig
         return buffer.ToArray();
     }
 
-    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort, bool collections)
+    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort, bool collections, int replicas = 0)
     {
         using var buffer = new MemoryStream();
         using (var json = new Utf8JsonWriter(buffer))
@@ -42,7 +42,8 @@ internal static class KvBucketConfig
             // "collections" (a 7.x server): the SDK then fetches the manifest and every collection's id. Without it the SDK
             // uses the default collection without collection ids or a manifest.
             // "rangeScan": KV range scans (RANGE_SCAN_CREATE/CONTINUE/CANCEL), as Couchbase Server 7.6 and later advertise.
-            foreach (string capability in new[] { "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt", "rangeScan" })
+            // "xattr" and "subdoc.ReplicaRead" (7.6): extended attributes, and sub-document lookups on replicas (GET_REPLICA's xattr kin).
+            foreach (string capability in new[] { "cbhello", "touch", "cccp", "xdcrCheckpointing", "nodesExt", "rangeScan", "xattr", "subdoc.ReplicaRead" })
             {
                 json.WriteStringValue(capability);
             }
@@ -67,7 +68,7 @@ internal static class KvBucketConfig
             WriteNodesExt(json, kvPort, managementPort);
             json.WriteStartObject("vBucketServerMap");
             json.WriteString("hashAlgorithm", "CRC");
-            json.WriteNumber("numReplicas", 0);
+            json.WriteNumber("numReplicas", replicas);
             json.WriteStartArray("serverList");
             json.WriteStringValue($"127.0.0.1:{kvPort}");
             json.WriteEndArray();
@@ -76,6 +77,11 @@ internal static class KvBucketConfig
             {
                 json.WriteStartArray();
                 json.WriteNumberValue(0);
+                for (int r = 0; r < replicas; r++)
+                {
+                    json.WriteNumberValue(0); // every replica on this one node too: replica reads come here
+                }
+
                 json.WriteEndArray();
             }
 

@@ -12,7 +12,12 @@ namespace Compression.Testing.Couchbase;
 /// reported, <b>never enforced</b>.
 /// </param>
 /// <param name="CollectionId">The id of the collection the document is in (0: <c>_default._default</c>).</param>
-public sealed record KvDocument(string Key, ReadOnlyMemory<byte> Value, uint Flags, byte DataType, ulong Cas, uint Expiry, uint CollectionId = 0);
+/// <param name="Xattrs">
+/// The document's extended attributes, a JSON object (one member per xattr key), or null for none: written and read by
+/// sub-document commands on xattr paths only, never part of <paramref name="Value"/>. A full-document write keeps the
+/// system xattrs (keys starting with <c>_</c>) and drops the user ones, as Couchbase Server does.
+/// </param>
+public sealed record KvDocument(string Key, ReadOnlyMemory<byte> Value, uint Flags, byte DataType, ulong Cas, uint Expiry, uint CollectionId = 0, string? Xattrs = null);
 
 /// <summary>One command the server received: the opcode, its name, the status answered, and the connection it came on.</summary>
 public readonly record struct KvCommand(byte Opcode, string Name, ushort Status, long ConnectionId);

@@ -28,13 +28,24 @@ public static class KvProtocol
         public const byte Add = 0x02;
         public const byte Replace = 0x03;
         public const byte Delete = 0x04;
+        public const byte Increment = 0x05;
+        public const byte Decrement = 0x06;
         public const byte Noop = 0x0a;
+        public const byte Append = 0x0e;
+        public const byte Prepend = 0x0f;
+        public const byte Touch = 0x1c;
+        public const byte GetAndTouch = 0x1d;
         public const byte Hello = 0x1f;
         public const byte SaslListMechs = 0x20;
         public const byte SaslAuth = 0x21;
         public const byte SaslStep = 0x22;
+        public const byte GetReplica = 0x83;
         public const byte SelectBucket = 0x89;
+        public const byte GetLocked = 0x94;
+        public const byte UnlockKey = 0x95;
         public const byte GetMeta = 0xa0;
+        public const byte SubdocMultiLookup = 0xd0;
+        public const byte SubdocMultiMutation = 0xd1;
         public const byte GetClusterConfig = 0xb5;
         public const byte GetCollectionsManifest = 0xba;
         public const byte GetCollectionId = 0xbb;
@@ -51,6 +62,10 @@ public static class KvProtocol
         public const ushort KeyNotFound = 0x0001;
         public const ushort KeyExists = 0x0002;
         public const ushort InvalidArguments = 0x0004;
+        public const ushort NotStored = 0x0005;
+        public const ushort DeltaBadValue = 0x0006;
+        public const ushort Locked = 0x0009;
+        public const ushort NotLocked = 0x000e;
         public const ushort NoBucket = 0x0008;
         public const ushort AuthError = 0x0020;
         public const ushort AuthContinue = 0x0021;
@@ -58,8 +73,19 @@ public static class KvProtocol
         public const ushort AccessDenied = 0x0024;
         public const ushort UnknownCommand = 0x0081;
         public const ushort Busy = 0x0085;
+        public const ushort TemporaryFailure = 0x0086;
         public const ushort UnknownCollection = 0x0088;
         public const ushort UnknownScope = 0x008c;
+        public const ushort SubdocPathNotFound = 0x00c0;
+        public const ushort SubdocPathMismatch = 0x00c1;
+        public const ushort SubdocPathInvalid = 0x00c2;
+        public const ushort SubdocCannotInsert = 0x00c5;
+        public const ushort SubdocDeltaInvalid = 0x00c8;
+        public const ushort SubdocPathExists = 0x00c9;
+        public const ushort SubdocMultiPathFailure = 0x00cc;
+        public const ushort SubdocXattrInvalidKeyCombo = 0x00cf;
+        public const ushort SubdocXattrUnknownVattr = 0x00d1;
+        public const ushort SubdocXattrCantModifyVattr = 0x00d2;
         public const ushort RangeScanCancelled = 0x00a5;
         public const ushort RangeScanMore = 0x00a6;
         public const ushort RangeScanComplete = 0x00a7;
@@ -68,6 +94,9 @@ public static class KvProtocol
     /// <summary>HELLO feature codes this server can acknowledge.</summary>
     public static class Features
     {
+        /// <summary>XATTR: extended attributes, reached by sub-document commands on xattr paths.</summary>
+        public const ushort Xattr = 0x06;
+
         /// <summary>XERROR: the server may answer statuses described by its error map (GET_ERROR_MAP).</summary>
         public const ushort XError = 0x07;
 
@@ -93,7 +122,7 @@ public static class KvProtocol
         public const ushort PreserveTtl = 0x14;
 
         /// <summary>The features this server acknowledges when asked, in no particular order (unordered execution unless its options say not; the last three only when they play a 7.x server).</summary>
-        public static IReadOnlyList<ushort> Supported { get; } = [XError, SelectBucket, Json, UnorderedExecution, AlternateRequests, SyncReplication, Collections, PreserveTtl];
+        public static IReadOnlyList<ushort> Supported { get; } = [Xattr, XError, SelectBucket, Json, UnorderedExecution, AlternateRequests, SyncReplication, Collections, PreserveTtl];
     }
 
     /// <summary>Request framing extras this server reads (the frame's id, in its first byte's high nibble).</summary>

@@ -92,11 +92,11 @@ internal sealed class KvRawClient : IDisposable
         => CallAsync(opcode, Encoding.UTF8.GetBytes(key), value, framing, extras);
 
     /// <summary>Sends a request with <paramref name="key"/> as given (a collection id prefix included) and reads its response.</summary>
-    public async Task<KvRawResponse> CallAsync(byte opcode, byte[] key, byte[]? value = null, byte[]? framing = null, byte[]? extras = null)
+    public async Task<KvRawResponse> CallAsync(byte opcode, byte[] key, byte[]? value = null, byte[]? framing = null, byte[]? extras = null, ulong cas = 0)
     {
         uint opaque = framing is null
-            ? await SendAsync(KvProtocol.RequestMagic, opcode, extras ?? [], key, value ?? [])
-            : await SendAsync(KvProtocol.FlexibleRequestMagic, opcode, extras ?? [], key, value ?? [], framing);
+            ? await SendAsync(KvProtocol.RequestMagic, opcode, extras ?? [], key, value ?? [], cas: cas)
+            : await SendAsync(KvProtocol.FlexibleRequestMagic, opcode, extras ?? [], key, value ?? [], framing, cas);
         KvRawResponse response = await ReadAsync();
         Assert.Equal(opcode, response.Opcode);
         Assert.Equal(opaque, response.Opaque);
@@ -136,13 +136,13 @@ internal sealed class KvRawClient : IDisposable
         return opaques;
     }
 
-    public async Task<uint> SendAsync(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value, byte[]? framing = null)
+    public async Task<uint> SendAsync(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value, byte[]? framing = null, ulong cas = 0)
     {
-        await _stream.WriteAsync(BuildRequest(magic, opcode, extras, key, value, framing, out uint opaque));
+        await _stream.WriteAsync(BuildRequest(magic, opcode, extras, key, value, framing, out uint opaque, cas));
         return opaque;
     }
 
-    private byte[] BuildRequest(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value, byte[]? framing, out uint opaque)
+    private byte[] BuildRequest(byte magic, byte opcode, byte[] extras, byte[] key, byte[] value, byte[]? framing, out uint opaque, ulong cas = 0)
     {
         opaque = ++_opaque;
         framing ??= [];
@@ -163,6 +163,7 @@ internal sealed class KvRawClient : IDisposable
         request[4] = (byte)extras.Length;
         BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(8), (uint)body);
         BinaryPrimitives.WriteUInt32BigEndian(request.AsSpan(12), opaque);
+        BinaryPrimitives.WriteUInt64BigEndian(request.AsSpan(16), cas);
         framing.CopyTo(request, KvProtocol.HeaderLength);
         extras.CopyTo(request, KvProtocol.HeaderLength + framing.Length);
         key.CopyTo(request, KvProtocol.HeaderLength + framing.Length + extras.Length);
