@@ -23,6 +23,9 @@ public static class Program
             VerifyCommand.Create(output, error),
             StatsCommand.Create(output, error),
             MigrateCommand.CreateRecompress(output, error),
+            CatCommand.Create(output, error),
+            ExportCommand.Create(output, error),
+            ImportCommand.Create(output, error),
         };
         ParseResult parsed = root.Parse(args);
         int exit = parsed.Invoke(new InvocationConfiguration { Output = output, Error = error });

@@ -9,7 +9,7 @@ namespace Compression.Tool.Backends;
 /// namespace opened (<see cref="LiveCollection{TDocument}"/>) and gone through, and the command's report written with
 /// its exit code (docs/docz.md). A database's backend provides its session and its collections; the flow is here.
 /// </summary>
-internal abstract class LiveBackend<TSession, TNamespace, TDocument> : IDoczBackend
+internal abstract partial class LiveBackend<TSession, TNamespace, TDocument> : IDoczBackend
     where TSession : LiveSession<TNamespace>
     where TNamespace : ILiveNamespace
 {
