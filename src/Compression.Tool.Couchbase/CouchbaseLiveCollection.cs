@@ -11,7 +11,7 @@ namespace Compression.Tool.Couchbase;
 /// UTF-8 form, and read by key; its documents are bodies with their flags as the compressed collection stores them
 /// (<see cref="StoredBody"/>: JSON, or an envelope with binary flags).
 /// </summary>
-internal sealed class CouchbaseLiveCollection(CouchbaseSession session, CouchbaseNamespace ns, CompressionNamespace handle)
+internal sealed partial class CouchbaseLiveCollection(CouchbaseSession session, CouchbaseNamespace ns, CompressionNamespace handle)
     : LiveCollection<StoredBody>(ns.Name, handle)
 {
     /// <summary>The progress bar expects the keys the scan found (the first <paramref name="limit"/>); a document removed since is left out.</summary>

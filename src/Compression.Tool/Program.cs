@@ -24,6 +24,9 @@ public static class Program
             StatsCommand.Create(output, error),
             MigrateCommand.CreateRecompress(output, error),
             DictionariesCommand.Create(output, error),
+            CatCommand.Create(output, error),
+            ExportCommand.Create(output, error),
+            ImportCommand.Create(output, error),
         };
         ParseResult parsed = root.Parse(args);
         int exit = parsed.Invoke(new InvocationConfiguration { Output = output, Error = error });

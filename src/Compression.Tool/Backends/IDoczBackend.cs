@@ -40,4 +40,16 @@ internal interface IDoczBackend
 
     /// <summary><c>dictionaries import</c>: from the export file <paramref name="from"/>.</summary>
     Task<int> ImportDictionariesAsync(LiveSettings settings, FileInfo from, LiveOutput console, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// <c>cat</c>: the decoded documents <paramref name="query"/> selects in the one namespace, at most <paramref name="limit"/>,
+    /// one JSON line each on <paramref name="documents"/>; those that cannot be read are named on stderr (exit 1).
+    /// </summary>
+    Task<int> CatAsync(LiveSettings settings, DocumentQuery query, long limit, TextWriter documents, LiveOutput console, CancellationToken cancellationToken);
+
+    /// <summary><c>export</c>: the one namespace, decoded, to <see cref="TransferOptions.File"/> as JSON Lines, resumable.</summary>
+    Task<int> ExportAsync(LiveSettings settings, TransferOptions options, LiveOutput console, CancellationToken cancellationToken);
+
+    /// <summary><c>import</c>: <see cref="TransferOptions.File"/>'s JSON Lines into the one namespace, compressed, resumable.</summary>
+    Task<int> ImportAsync(LiveSettings settings, TransferOptions options, LiveOutput console, CancellationToken cancellationToken);
 }

@@ -8,7 +8,7 @@ namespace Compression.Tool.Backends;
 /// see it: the database's scan, its stored layout (what a stored document holds, how it reads back) and its rewrite.
 /// </summary>
 /// <typeparam name="TDocument">A document as the scan reads it: its id and its stored bytes.</typeparam>
-internal abstract class LiveCollection<TDocument>(string name, CompressionNamespace handle)
+internal abstract partial class LiveCollection<TDocument>(string name, CompressionNamespace handle)
 {
     /// <summary>The namespace's name, as in the configuration.</summary>
     public string Name => name;

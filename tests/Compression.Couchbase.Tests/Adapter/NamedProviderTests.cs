@@ -36,8 +36,7 @@ public sealed class NamedProviderTests(ITestOutputHelper output)
     private static void Connect(ClusterOptions options, CouchbaseLoopbackServer server)
     {
         options.ConnectionString = server.ConnectionString;
-        options.UserName = server.Username;
-        options.Password = server.Password;
+        options.WithPasswordAuthentication(server.Username, server.Password);
         options.EnableDnsSrvResolution = false;
     }
 

@@ -33,8 +33,7 @@ public sealed class StoreLocationTests(ITestOutputHelper output)
         builder.Services.AddCouchbase(o =>
         {
             o.ConnectionString = server.ConnectionString;
-            o.UserName = server.Username;
-            o.Password = server.Password;
+            o.WithPasswordAuthentication(server.Username, server.Password);
             o.EnableDnsSrvResolution = false;
         });
         builder.Services.AddDocumentCompression(builder.Configuration).AddCouchbase(server.BucketName, configure);

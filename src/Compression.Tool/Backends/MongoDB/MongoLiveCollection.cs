@@ -9,7 +9,7 @@ namespace Compression.Tool.Backends.MongoDB;
 /// A MongoDB collection opened for a live command: scanned in <c>_id</c> order (<see cref="DocumentScan"/>), its
 /// documents in the serializer's stored layout (<see cref="StoredDocumentCodec"/>: clear fields beside <c>_z</c>).
 /// </summary>
-internal sealed class MongoLiveCollection(MongoSession session, MongoNamespace ns, StoredDocumentCodec codec)
+internal sealed partial class MongoLiveCollection(MongoSession session, MongoNamespace ns, StoredDocumentCodec codec)
     : LiveCollection<ScannedDocument>(ns.Name, codec.Namespace)
 {
     private readonly IMongoCollection<RawBsonDocument> _collection = session.Collection(ns);

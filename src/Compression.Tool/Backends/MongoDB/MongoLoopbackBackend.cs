@@ -40,6 +40,15 @@ internal sealed class MongoLoopbackBackend : IDoczBackend
     public Task<int> ImportDictionariesAsync(LiveSettings settings, FileInfo from, LiveOutput console, CancellationToken cancellationToken) =>
         RunAsync(settings, console, onDouble => MongoBackend.Instance.ImportDictionariesAsync(onDouble, from, console, cancellationToken), cancellationToken);
 
+    public Task<int> CatAsync(LiveSettings settings, DocumentQuery query, long limit, TextWriter documents, LiveOutput console, CancellationToken cancellationToken) =>
+        RunAsync(settings, console, onDouble => MongoBackend.Instance.CatAsync(onDouble, query, limit, documents, console, cancellationToken), cancellationToken);
+
+    public Task<int> ExportAsync(LiveSettings settings, TransferOptions options, LiveOutput console, CancellationToken cancellationToken) =>
+        RunAsync(settings, console, onDouble => MongoBackend.Instance.ExportAsync(onDouble, options, console, cancellationToken), cancellationToken);
+
+    public Task<int> ImportAsync(LiveSettings settings, TransferOptions options, LiveOutput console, CancellationToken cancellationToken) =>
+        RunAsync(settings, console, onDouble => MongoBackend.Instance.ImportAsync(onDouble, options, console, cancellationToken), cancellationToken);
+
     /// <summary>Starts the double, says so, loads <see cref="LiveSettings.LoadPath"/> if given, and runs the command on it.</summary>
     private static async Task<int> RunAsync(LiveSettings settings, LiveOutput console, Func<LiveSettings, Task<int>> command, CancellationToken cancellationToken)
     {
