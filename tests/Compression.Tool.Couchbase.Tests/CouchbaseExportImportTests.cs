@@ -76,8 +76,9 @@ public sealed class CouchbaseExportImportTests : IAsyncLifetime
         await using (ICluster cluster = await Cluster.ConnectAsync(_target.Server.ConnectionString,
             new ClusterOptions().WithPasswordAuthentication(_target.Server.Username, _target.Server.Password)))
         {
-            ICouchbaseCollection plain = (await cluster.BucketAsync(_target.Server.BucketName)).DefaultCollection();
-            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(plain));
+            IBucket bucket = await cluster.BucketAsync(_target.Server.BucketName);
+            ICouchbaseCollection plain = bucket.DefaultCollection();
+            await using var engine = new CompressionEngine(new CouchbaseDictionaryStore(await LoopbackBucket.StoreCollectionAsync(bucket)));
             CompressionNamespace handle = engine.GetNamespace(Ns);
             ICouchbaseCollection compressed = plain.WithCompression(engine);
             foreach ((string key, byte[] original) in originals)
