@@ -91,6 +91,32 @@ public sealed class StoreLocationTests(ITestOutputHelper output)
     }
 
     [Fact]
+    public async Task A_record_written_with_an_expiry_is_named_at_the_next_start()
+    {
+        await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(Server());
+        uint id;
+        using (IHost host = Build(server))
+        {
+            await host.StartAsync();
+            ICouchbaseCollection collection = await host.Services.GetRequiredService<CompressedCollectionProvider>().GetCollectionAsync(server.BucketName);
+            var random = new Random(6);
+            TrainingResult training = await collection.TrainCompressionAsync(Enumerable.Range(0, 300).Select(_ => Docs.Movie(random)).ToList());
+            id = training.Dictionary!.Id;
+            await host.StopAsync();
+        }
+
+        // As if written under a maximum TTL since lifted: the record keeps its expiry.
+        string key = $"_compression::dict::{id}";
+        Assert.True(server.TryGetDocument("compression", "dictionaries", key, out KvDocument? record));
+        server.PutDocument("compression", "dictionaries", key, record.Value, record.Flags, record.DataType, expiry: 2_000_000_000);
+
+        InvalidOperationException error = await RefusedAsync(server);
+
+        Assert.Contains($"1 record(s) already carry an expiry and will be deleted: default._default._default version 1 (id {id}) at 2033-05-18 03:33:20Z", error.Message, StringComparison.Ordinal);
+        Assert.Contains("docz dictionaries export", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public async Task A_store_collection_with_a_maximum_TTL_is_refused_at_start_up()
     {
         await using CouchbaseLoopbackServer server = await CouchbaseLoopbackServer.StartAsync(
