@@ -27,28 +27,28 @@ internal abstract partial class LiveBackend<TSession, TNamespace, TDocument>
         BatchScan<TDocument> scan = await collection.FindAsync(query, limit, (int)Math.Min(settings.BatchSize, limit), cancellationToken).ConfigureAwait(false);
         long read = 0, failed = 0;
         await foreach (IReadOnlyList<TDocument> batch in scan.Batches.ConfigureAwait(false))
+        {
+            foreach (TDocument document in batch)
             {
-                foreach (TDocument document in batch)
-                {
-                    if (read == limit) break;
-                    read++;
-                    string line;
-                    try
-                    {
-                        line = await collection.ToJsonLineAsync(document, cancellationToken).ConfigureAwait(false);
-                    }
-                    catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
-                    {
-                        failed++;
-                        await console.Error.WriteLineAsync($"cat: {collection.Describe(document)} cannot be read: {LiveRunner.FirstLine(ex.Message)}").ConfigureAwait(false);
-                        continue;
-                    }
-                    await documents.WriteAsync(line).ConfigureAwait(false);
-                    await documents.WriteAsync('\n').ConfigureAwait(false);
-                }
-                await documents.FlushAsync(cancellationToken).ConfigureAwait(false);
                 if (read == limit) break;
+                read++;
+                string line;
+                try
+                {
+                    line = await collection.ToJsonLineAsync(document, cancellationToken).ConfigureAwait(false);
+                }
+                catch (Exception ex) when (ex is InvalidDataException or DictionaryNotFoundException)
+                {
+                    failed++;
+                    await console.Error.WriteLineAsync($"cat: {collection.Describe(document)} cannot be read: {LiveRunner.FirstLine(ex.Message)}").ConfigureAwait(false);
+                    continue;
+                }
+                await documents.WriteAsync(line).ConfigureAwait(false);
+                await documents.WriteAsync('\n').ConfigureAwait(false);
             }
+            await documents.FlushAsync(cancellationToken).ConfigureAwait(false);
+            if (read == limit) break;
+        }
         if (failed > 0) await console.Error.WriteLineAsync($"cat: {failed:N0} of {read:N0} document(s) cannot be read (named above; not printed).").ConfigureAwait(false);
         return failed > 0 ? 1 : 0;
     }
