@@ -8,7 +8,8 @@ using Couchbase.KeyValue;
 namespace Compression.Couchbase;
 
 /// <summary>
-/// A <see cref="DictionaryStore"/> in a Couchbase collection (the bucket's default collection unless told otherwise), as
+/// A <see cref="DictionaryStore"/> in a Couchbase collection (with <c>AddCouchbase(...)</c>, <c>compression.dictionaries</c>
+/// unless configured: docs/couchbase.md, "Where the dictionaries live"), as
 /// JSON documents under versioned keys, insert-only:
 /// <c>_compression::dict::{id}</c> holds a record (the dictionary in base64), and <c>_compression::ns::{namespace}::v{version}</c>
 /// says which id won that version of a namespace. Both are created with the KV insert, which fails when the key exists:
@@ -36,7 +37,7 @@ public sealed partial class CouchbaseDictionaryStore : DictionaryStore
     private readonly CouchbaseDictionaryJson _json;
 
     /// <summary>Creates the store in <paramref name="collection"/>.</summary>
-    /// <param name="collection">Where the dictionaries live: usually the bucket's default collection.</param>
+    /// <param name="collection">Where the dictionaries live: a collection whose documents never expire (<see cref="CheckLocationAsync"/>), apart from application data.</param>
     /// <param name="maxDictionaryBytes">The largest dictionary a record may hold; larger records are refused before they are parsed.</param>
     public CouchbaseDictionaryStore(ICouchbaseCollection collection, int maxDictionaryBytes = ZstdDictionary.DefaultMaximumSize)
         : this(_ => ValueTask.FromResult(collection ?? throw new ArgumentNullException(nameof(collection))),

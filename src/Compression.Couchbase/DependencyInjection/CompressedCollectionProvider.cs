@@ -19,6 +19,9 @@ public sealed class CompressedCollectionProvider
     private readonly CouchbaseCompressionOptions _options;
     private readonly CompressionEngineOptions _engineOptions;
     private readonly ConcurrentDictionary<string, Lazy<Task<ICouchbaseCollection>>> _collections = new(StringComparer.Ordinal);
+    // The SDK's collection instance -> its compressed form: a named provider asks on every GetCollectionAsync, and the SDK
+    // hands out the same instance for a collection, so the common case is one lookup by reference, nothing allocated.
+    private readonly ConcurrentDictionary<ICouchbaseCollection, ICouchbaseCollection> _byInstance = new(ReferenceEqualityComparer.Instance);
 
     internal CompressedCollectionProvider(IBucketProvider buckets, CompressionEngine engine, IOptions<CouchbaseCompressionOptions> options,
         IOptions<CompressionEngineOptions> engineOptions)
@@ -76,12 +79,22 @@ public sealed class CompressedCollectionProvider
     /// </summary>
     internal ICouchbaseCollection Compress(ICouchbaseCollection collection)
     {
+        if (_byInstance.TryGetValue(collection, out ICouchbaseCollection? known)) return known;
+        ICouchbaseCollection compressed = CompressByName(collection, out bool kept);
+        if (kept) _byInstance.TryAdd(collection, compressed);
+        return compressed;
+    }
+
+    /// <param name="collection">The SDK's collection.</param>
+    /// <param name="kept">Whether the result is the one kept for the namespace (else a stand-in while it opens).</param>
+    private ICouchbaseCollection CompressByName(ICouchbaseCollection collection, out bool kept)
+    {
         string name = CouchbaseCollectionCompressionExtensions.NamespaceName(collection);
         Lazy<Task<ICouchbaseCollection>> entry = _collections.GetOrAdd(name, _ => new Lazy<Task<ICouchbaseCollection>>(() => Task.FromResult(Decorate(collection))));
-        Task<ICouchbaseCollection> compressed = entry.Value;
+        Task<ICouchbaseCollection> opened = entry.Value;
         // One opened by name and still opening (or failed): decorate this one instead of waiting for it.
-        return compressed.IsCompletedSuccessfully ? compressed.Result
-            : Decorate(collection);
+        kept = opened.IsCompletedSuccessfully;
+        return kept ? opened.Result : Decorate(collection);
     }
 
     private string SettingsKey(string name) => _engineOptions.Namespaces.ContainsKey(name)

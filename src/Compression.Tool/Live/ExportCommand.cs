@@ -28,14 +28,7 @@ internal static class ExportCommand
             if (Directory.Exists(file.FullName)) throw new UsageException($"--to {file.FullName} is a directory; give a file name.");
             var options = new TransferOptions { File = file.FullName, Restart = parse.GetValue(restart) };
             var console = new LiveOutput(output, error, settings);
-            try
-            {
-                return await DoczBackends.Choose(settings).ExportAsync(settings, options, console, cancellationToken).ConfigureAwait(false);
-            }
-            catch (UnauthorizedAccessException ex)
-            {
-                throw new IOException(ex.Message, ex); // a file or its checkpoint cannot be written there: one line, exit 1
-            }
+            return await DoczBackends.Choose(settings).ExportAsync(settings, options, console, cancellationToken).ConfigureAwait(false);
         }));
         return command;
     }

@@ -30,14 +30,7 @@ internal static class ImportCommand
                 throw new UsageException(Directory.Exists(file.FullName) ? $"--from {file.FullName} is a directory; give a JSON Lines file." : $"--from {file.FullName}: file not found.");
             var options = new TransferOptions { File = file.FullName, Restart = parse.GetValue(restart), Train = !parse.GetValue(noTrain) };
             var console = new LiveOutput(output, error, settings);
-            try
-            {
-                return await DoczBackends.Choose(settings).ImportAsync(settings, options, console, cancellationToken).ConfigureAwait(false);
-            }
-            catch (UnauthorizedAccessException ex)
-            {
-                throw new IOException(ex.Message, ex); // a file or its checkpoint cannot be written there: one line, exit 1
-            }
+            return await DoczBackends.Choose(settings).ImportAsync(settings, options, console, cancellationToken).ConfigureAwait(false);
         }));
         return command;
     }

@@ -143,7 +143,7 @@ internal static class LiveRunner
             await error.WriteLineAsync($"{command}: {ex.Message}").ConfigureAwait(false);
             return 1;
         }
-        catch (Exception ex) when (ex is InvalidDataException or IOException or DictionaryNotFoundException)
+        catch (Exception ex) when (ex is InvalidDataException or IOException or UnauthorizedAccessException or DictionaryNotFoundException)
         {
             await error.WriteLineAsync($"{command}: {FirstLine(ex.Message)}").ConfigureAwait(false);
             return 1;
