@@ -124,8 +124,9 @@ public sealed class XattrProtocolTests
         Assert.Equal(KvProtocol.Status.Success, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("created"), Mutations((0xc8, 0x04, "a", "1")), extras: [0x01])).Status);
         Assert.True(server.TryGetDocument("created", out KvDocument? created) && Encoding.UTF8.GetString(created.Value.Span) == "{}");
         Assert.Equal(KvProtocol.Status.KeyExists, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("created"), Mutations((0xc8, 0x04, "a", "1")), extras: [0x02])).Status);
-        Assert.Equal(KvProtocol.Status.InvalidArguments, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x04, "a", "1")), extras: [0x08])).Status); // create-as-deleted
-        Assert.Equal(KvProtocol.Status.InvalidArguments, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x14, "a.cas", "\"${Mutation.CAS}\"")))).Status);
+        Assert.Equal(KvProtocol.Status.InvalidArguments, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x04, "a", "1")), extras: [0x03])).Status); // add and mkdoc
+        Assert.Equal(KvProtocol.Status.InvalidArguments, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x04, "a", "1")), extras: [0x10])).Status); // revive without access-deleted
+        Assert.Equal(KvProtocol.Status.InvalidArguments, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x14, "a.cas", "\"${Mutation.Nope}\"")))).Status); // not a macro
     }
 
     [Fact]

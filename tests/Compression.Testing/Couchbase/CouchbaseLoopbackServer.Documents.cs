@@ -206,7 +206,7 @@ public sealed partial class CouchbaseLoopbackServer
 
                 byte[] body = System.Text.Encoding.ASCII.GetBytes(count.ToString(System.Globalization.CultureInfo.InvariantCulture));
                 var document = current with { Value = body, DataType = _json ? KvProtocol.JsonDataType : (byte)0, Cas = server.NextCas() };
-                server._documents[key] = document;
+                server.Store(key, document);
                 if (durable) server._durable[key] = document;
                 Span<byte> reply = stackalloc byte[8];
                 BinaryPrimitives.WriteUInt64BigEndian(reply, count);

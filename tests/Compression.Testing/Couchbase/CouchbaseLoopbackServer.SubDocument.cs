@@ -17,6 +17,8 @@ public sealed partial class CouchbaseLoopbackServer
     private const byte DocFlagMkdoc = 0x01;
     private const byte DocFlagAdd = 0x02;
     private const byte DocFlagAccessDeleted = 0x04;
+    private const byte DocFlagCreateAsDeleted = 0x08;
+    private const byte DocFlagReviveDocument = 0x10;
     private const byte DocFlagReplicaRead = 0x20;
 
     /// <summary>What a full-document write keeps of a document's xattrs: the system ones (keys starting with <c>_</c>).</summary>
@@ -93,6 +95,7 @@ public sealed partial class CouchbaseLoopbackServer
     /// <summary>The <c>$document</c> virtual xattr, as kv_engine builds it (the fields this double can know).</summary>
     private static JsonObject DocumentVattr(KvDocument document) => new()
     {
+        ["value_crc32c"] = Crc32CHex(document.Value.Span),
         ["CAS"] = $"0x{document.Cas:x16}",
         ["vbucket_uuid"] = "0x0000000000000000",
         ["seqno"] = $"0x{document.Cas:x16}",
@@ -100,7 +103,7 @@ public sealed partial class CouchbaseLoopbackServer
         ["exptime"] = document.Expiry,
         ["value_bytes"] = document.Value.Length,
         ["datatype"] = (document.DataType & KvProtocol.JsonDataType) != 0 ? new JsonArray("json") : new JsonArray("raw"),
-        ["deleted"] = false,
+        ["deleted"] = document.Deleted,
         ["flags"] = document.Flags,
         ["last_modified"] = (document.Cas >> 16 >> 10).ToString(System.Globalization.CultureInfo.InvariantCulture),
     };
@@ -154,14 +157,18 @@ public sealed partial class CouchbaseLoopbackServer
             if (!TryReadSpecs(body, mutation: false, out List<Spec> specs)) return Error(request, KvProtocol.Status.InvalidArguments, "malformed lookup specs (1 to 16)");
             foreach (Spec spec in specs)
             {
+                if (spec.Opcode == KvProtocol.Opcodes.Get && (spec.Flags & XattrPathFlag) == 0 && spec.Path.Length == 0) continue; // the whole body
                 if ((spec.Flags & XattrPathFlag) == 0) return SubdocNotImplemented(request, key.Key, $"a body path ('{spec.Path}', opcode 0x{spec.Opcode:x2})");
                 if (spec.Opcode is not (0xc5 or 0xc6 or 0xd2)) return SubdocNotImplemented(request, key.Key, $"lookup opcode 0x{spec.Opcode:x2}");
             }
 
             KvDocument? document;
+            JsonObject vbucket;
             lock (server._documentsLock)
             {
                 document = server._documents.GetValueOrDefault(key);
+                if (document is null && (docFlags & DocFlagAccessDeleted) != 0) document = server._tombstones.GetValueOrDefault(key);
+                vbucket = server.VBucketVattr();
             }
 
             if (document is null) return Reply(request, KvProtocol.Status.KeyNotFound);
@@ -171,7 +178,7 @@ public sealed partial class CouchbaseLoopbackServer
             Span<byte> head = stackalloc byte[6];
             foreach (Spec spec in specs)
             {
-                ushort status = LookupOne(spec, document, xattrs, out byte[] value);
+                ushort status = LookupOne(spec, document, xattrs, vbucket, out byte[] value);
                 failed |= status != KvProtocol.Status.Success;
                 BinaryPrimitives.WriteUInt16BigEndian(head, status);
                 BinaryPrimitives.WriteUInt32BigEndian(head[2..], (uint)value.Length);
@@ -179,19 +186,33 @@ public sealed partial class CouchbaseLoopbackServer
                 reply.Write(value);
             }
 
-            return Reply(request, failed ? KvProtocol.Status.SubdocMultiPathFailure : KvProtocol.Status.Success, document.Cas, value: reply.ToArray());
+            ushort overall = (failed, document.Deleted) switch
+            {
+                (false, false) => KvProtocol.Status.Success,
+                (true, false) => KvProtocol.Status.SubdocMultiPathFailure,
+                (false, true) => KvProtocol.Status.SubdocSuccessDeleted,
+                (true, true) => KvProtocol.Status.SubdocMultiPathFailureDeleted,
+            };
+            return Reply(request, overall, document.Cas, value: reply.ToArray());
         }
 
-        private static ushort LookupOne(Spec spec, KvDocument document, JsonObject xattrs, out byte[] value)
+        private static ushort LookupOne(Spec spec, KvDocument document, JsonObject xattrs, JsonObject vbucket, out byte[] value)
         {
             value = [];
+            if (spec.Opcode == KvProtocol.Opcodes.Get)
+            {
+                value = document.Value.ToArray(); // the whole body (none on a tombstone)
+                return KvProtocol.Status.Success;
+            }
+
             List<object>? path = ParsePath(spec.Path);
             if (path is null || path[0] is not string root) return KvProtocol.Status.SubdocPathInvalid;
             JsonNode? node;
             if (root.StartsWith('$'))
             {
-                if (root != "$document") return KvProtocol.Status.SubdocXattrUnknownVattr;
-                node = DocumentVattr(document);
+                if (root == "$document") node = DocumentVattr(document);
+                else if (root == "$vbucket") node = vbucket;
+                else return KvProtocol.Status.SubdocXattrUnknownVattr;
             }
             else
             {
@@ -236,95 +257,6 @@ public sealed partial class CouchbaseLoopbackServer
             }
 
             return KvProtocol.Status.Success;
-        }
-
-        /// <summary>
-        /// SUBDOC_MULTI_MUTATION: extras none, 1 (doc flags), 4 (expiry) or 5 (expiry, doc flags), as SDK 3.9.5 writes
-        /// them; doc flags mkdoc (0x01: create the document, body <c>{}</c>, when missing) and add (0x02: only when missing);
-        /// specs of opcode, flags, path length, value length, path, value, all on xattr paths under one xattr key
-        /// (else 0xcf): DICT_ADD, DICT_UPSERT, DELETE, REPLACE, ARRAY_PUSH_LAST/FIRST, ARRAY_ADD_UNIQUE, COUNTER, with
-        /// create-path (0x01). All or nothing: the first failing spec makes the reply 0xcc with its index and status.
-        /// The body is never touched; the document gets a new CAS and the request's expiry (none without extras, as
-        /// the server clears it, unless PRESERVE_TTL). Locks and CAS as on SET. Macro expansion, access-deleted,
-        /// create-as-deleted and revive (transactions) are refused 0x04: no tombstones here.
-        /// </summary>
-        private byte[] MultiMutation(KvProtocol.RequestHeader request, DocumentKey key, bool preserveTtl, bool durable, ReadOnlySpan<byte> extras, ReadOnlySpan<byte> body)
-        {
-            uint expiry = 0;
-            byte docFlags = 0;
-            switch (extras.Length)
-            {
-                case 0: break;
-                case 1: docFlags = extras[0]; break;
-                case 4: expiry = BinaryPrimitives.ReadUInt32BigEndian(extras); break;
-                case 5: expiry = BinaryPrimitives.ReadUInt32BigEndian(extras); docFlags = extras[4]; break;
-                default: return Error(request, KvProtocol.Status.InvalidArguments, "SUBDOC_MULTI_MUTATION takes 0, 1, 4 or 5 bytes of extras");
-            }
-
-            if ((docFlags & ~(DocFlagMkdoc | DocFlagAdd)) != 0)
-            {
-                return Error(request, KvProtocol.Status.InvalidArguments, $"doc flags 0x{docFlags:x2}: only mkdoc (0x01) and add (0x02) are implemented by this test double (no tombstones: no access-deleted, create-as-deleted or revive)");
-            }
-
-            if (!TryReadSpecs(body, mutation: true, out List<Spec> specs)) return Error(request, KvProtocol.Status.InvalidArguments, "malformed mutation specs (1 to 16)");
-            string? xattrKey = null;
-            foreach (Spec spec in specs)
-            {
-                if ((spec.Flags & XattrPathFlag) == 0) return SubdocNotImplemented(request, key.Key, $"a body path ('{spec.Path}', opcode 0x{spec.Opcode:x2})");
-                if (spec.Opcode is not (0xc7 or 0xc8 or 0xc9 or 0xca or 0xcb or 0xcc or 0xce or 0xcf)) return SubdocNotImplemented(request, key.Key, $"mutation opcode 0x{spec.Opcode:x2}");
-                if ((spec.Flags & ExpandMacrosFlag) != 0) return Error(request, KvProtocol.Status.InvalidArguments, "macro expansion (path flag 0x10) is not implemented by this test double");
-                string root = ParsePath(spec.Path) is [string first, ..] ? first : "";
-                xattrKey ??= root;
-                if (root != xattrKey) return Reply(request, KvProtocol.Status.SubdocXattrInvalidKeyCombo);
-            }
-
-            lock (server._documentsLock)
-            {
-                KvDocument? current = server._documents.GetValueOrDefault(key);
-                if (current is null && (docFlags & (DocFlagMkdoc | DocFlagAdd)) == 0) return Reply(request, KvProtocol.Status.KeyNotFound);
-                if (current is not null && (docFlags & DocFlagAdd) != 0) return Reply(request, KvProtocol.Status.KeyExists);
-                if (current is not null && server.IsLocked(key))
-                {
-                    if (request.Cas != current.Cas) return Locked(request);
-                    server._locks.Remove(key);
-                }
-
-                if (request.Cas != 0 && (current is null || current.Cas != request.Cas)) return Reply(request, current is null ? KvProtocol.Status.KeyNotFound : KvProtocol.Status.KeyExists);
-                JsonObject xattrs = current?.Xattrs is null ? [] : JsonNode.Parse(current.Xattrs)!.AsObject();
-                using var results = new MemoryStream();
-                Span<byte> failure = stackalloc byte[3];
-                Span<byte> head = stackalloc byte[7];
-                for (int i = 0; i < specs.Count; i++)
-                {
-                    ushort status = MutateOne(specs[i], xattrs, out byte[]? result);
-                    if (status != KvProtocol.Status.Success)
-                    {
-                        failure[0] = (byte)i;
-                        BinaryPrimitives.WriteUInt16BigEndian(failure[1..], status);
-                        return Reply(request, KvProtocol.Status.SubdocMultiPathFailure, value: failure);
-                    }
-
-                    if (result is not null)
-                    {
-                        head[0] = (byte)i;
-                        BinaryPrimitives.WriteUInt16BigEndian(head[1..], KvProtocol.Status.Success);
-                        BinaryPrimitives.WriteUInt32BigEndian(head[3..], (uint)result.Length);
-                        results.Write(head);
-                        results.Write(result);
-                    }
-                }
-
-                uint keptExpiry = preserveTtl && current is not null ? current.Expiry : server.ExpiryOnWrite(expiry, server._manifest.Find(key.CollectionId)!);
-                KvDocument document = (current ?? new KvDocument(key.Key, "{}"u8.ToArray(), 0, _json ? KvProtocol.JsonDataType : (byte)0, 0, 0, key.CollectionId)) with
-                {
-                    Cas = server.NextCas(),
-                    Expiry = keptExpiry,
-                    Xattrs = xattrs.Count == 0 ? null : xattrs.ToJsonString(),
-                };
-                server._documents[key] = document;
-                if (durable) server._durable[key] = document;
-                return Reply(request, KvProtocol.Status.Success, document.Cas, value: results.ToArray());
-            }
         }
 
         private static ushort MutateOne(Spec spec, JsonObject xattrs, out byte[]? result)

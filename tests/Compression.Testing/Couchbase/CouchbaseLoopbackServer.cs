@@ -299,7 +299,7 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
         {
             ulong cas = NextCas();
             var document = new KvDocument(key, value.ToArray(), flags, dataType, cas, expiry, collectionId);
-            _documents[new DocumentKey(collectionId, key)] = document;
+            Store(new DocumentKey(collectionId, key), document);
             _durable[new DocumentKey(collectionId, key)] = document; // what a test puts in place is there after a failover
             _locks.Remove(new DocumentKey(collectionId, key));
             return cas;
@@ -335,6 +335,7 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
         lock (_documentsLock)
         {
             _documents.Clear();
+            _tombstones.Clear();
             _durable.Clear();
             _locks.Clear();
         }
@@ -372,7 +373,7 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
                 _managementPort = _management.Port;
             }
 
-            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _managementPort, collections: _options.PreserveTtl, _options.Replicas);
+            _clusterConfig = KvBucketConfig.Build(_options.BucketName, _bucketUuid, Port, _managementPort, collections: _options.PreserveTtl, _options.Replicas, _options.ReviveDocument);
             _globalConfig = KvBucketConfig.BuildGlobal(Port, _managementPort);
             _listener = listener;
             _running = new CancellationTokenSource();
@@ -900,8 +901,9 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
         /// <summary>
         /// GET_META (what the SDK's <c>ExistsAsync</c> sends): no body; extras of the deleted flag (4 bytes), flags (4),
         /// expiry (4) and sequence number (8), and the datatype (1) when the request's one byte of extras asks for
-        /// version 2. A missing document is 0x01: this server keeps no tombstones, so "deleted" is always 0, and the
-        /// sequence number is the document's CAS (monotonic here, as a vBucket's seqno is).
+        /// version 2. A tombstone is answered with "deleted" 1 (as kv_engine answers, and the SDK's <c>ExistsAsync</c> then
+        /// says false), a document never written (or cleared) 0x01; the sequence number is the document's CAS (monotonic
+        /// here, as a vBucket's seqno is).
         /// </summary>
         private byte[] GetMeta(KvProtocol.RequestHeader request, DocumentKey key, ReadOnlySpan<byte> extras)
         {
@@ -910,14 +912,15 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
                 return Error(request, KvProtocol.Status.InvalidArguments, "GET_META takes no extras, or one byte: the version (1 or 2)");
             }
 
-            if (!server.TryGetDocument(key.CollectionId, key.Key, out KvDocument? document))
+            if (!server.TryGetDocument(key.CollectionId, key.Key, out KvDocument? document)
+                && !server.TryGetTombstone(key.CollectionId, key.Key, out document))
             {
                 return Reply(request, KvProtocol.Status.KeyNotFound);
             }
 
             bool version2 = extras.Length == 1 && extras[0] == 2;
             Span<byte> meta = stackalloc byte[version2 ? 21 : 20];
-            System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(meta, 0);
+            System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(meta, document.Deleted ? 1u : 0u);
             System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(meta[4..], document.Flags);
             System.Buffers.Binary.BinaryPrimitives.WriteUInt32BigEndian(meta[8..], document.Expiry);
             System.Buffers.Binary.BinaryPrimitives.WriteUInt64BigEndian(meta[12..], document.Cas);
@@ -966,7 +969,7 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
                     : server.ExpiryOnWrite(expiry, server._manifest.Find(key.CollectionId)!);
                 ulong cas = server.NextCas();
                 var document = new KvDocument(key.Key, value.ToArray(), flags, request.DataType, cas, expiry, key.CollectionId, SystemXattrs(current?.Xattrs));
-                server._documents[key] = document;
+                server.Store(key, document); // over a tombstone too (ADD, SET): a new document
                 if (durable) server._durable[key] = document;
                 return Reply(request, KvProtocol.Status.Success, cas);
             }
@@ -1050,9 +1053,11 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
                     return Reply(request, KvProtocol.Status.KeyExists);
                 }
 
-                server._documents.Remove(key);
+                // A tombstone stays, with the system xattrs (kv_engine keeps them for transactions and XDCR).
+                KvDocument tombstone = Tombstone(current, server.NextCas());
+                server.Store(key, tombstone);
                 if (durable) server._durable[key] = null;
-                return Reply(request, KvProtocol.Status.Success, server.NextCas());
+                return Reply(request, KvProtocol.Status.Success, tombstone.Cas);
             }
         }
 

@@ -82,6 +82,14 @@ public sealed class CouchbaseLoopbackServerOptions
     /// </summary>
     public int Replicas { get; init; }
 
+    /// <summary>
+    /// Whether the bucket config advertises <c>subdoc.ReviveDocument</c> and the server accepts the revive doc flag
+    /// (0x10), as Couchbase Server 7.1 and later do: SDK 3.x's transactions then commit a staged insert or replace with
+    /// REPLACE_BODY_WITH_XATTR (and revive a staged insert's tombstone). False plays an older server: the flag is refused
+    /// (0x04) and the SDK commits with INSERT and a sub-document whole-body SET instead.
+    /// </summary>
+    public bool ReviveDocument { get; init; } = true;
+
     /// <summary>Receives one line per notable event (connections, unknown commands, protocol and auth failures).</summary>
     public Action<string>? Log { get; init; }
 

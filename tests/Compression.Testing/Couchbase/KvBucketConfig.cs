@@ -26,7 +26,7 @@ internal static class KvBucketConfig
         return buffer.ToArray();
     }
 
-    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort, bool collections, int replicas = 0)
+    public static byte[] Build(string bucket, string uuid, int kvPort, int? managementPort, bool collections, int replicas = 0, bool reviveDocument = true)
     {
         using var buffer = new MemoryStream();
         using (var json = new Utf8JsonWriter(buffer))
@@ -51,6 +51,16 @@ internal static class KvBucketConfig
             if (collections)
             {
                 json.WriteStringValue("collections");
+            }
+
+            // Tombstones that keep xattrs (sub-document create-as-deleted, access-deleted), which SDK 3.x checks before it
+            // sends create-as-deleted, and revive, which its transactions check to commit with REPLACE_BODY_WITH_XATTR.
+            json.WriteStringValue("tombstonedUserXAttrs");
+            json.WriteStringValue("subdoc.AccessDeleted");
+            if (reviveDocument)
+            {
+                json.WriteStringValue("subdoc.ReplaceBodyWithXattr");
+                json.WriteStringValue("subdoc.ReviveDocument");
             }
 
             json.WriteEndArray();

@@ -17,7 +17,11 @@ namespace Compression.Testing.Couchbase;
 /// sub-document commands on xattr paths only, never part of <paramref name="Value"/>. A full-document write keeps the
 /// system xattrs (keys starting with <c>_</c>) and drops the user ones, as Couchbase Server does.
 /// </param>
-public sealed record KvDocument(string Key, ReadOnlyMemory<byte> Value, uint Flags, byte DataType, ulong Cas, uint Expiry, uint CollectionId = 0, string? Xattrs = null);
+/// <param name="Deleted">
+/// True for a tombstone: what a delete leaves (no body, the system xattrs kept), or a document created as deleted by a
+/// transaction (xattrs only). Plain reads do not see it; sub-document commands with the access-deleted flag do.
+/// </param>
+public sealed record KvDocument(string Key, ReadOnlyMemory<byte> Value, uint Flags, byte DataType, ulong Cas, uint Expiry, uint CollectionId = 0, string? Xattrs = null, bool Deleted = false);
 
 /// <summary>One command the server received: the opcode, its name, the status answered, and the connection it came on.</summary>
 public readonly record struct KvCommand(byte Opcode, string Name, ushort Status, long ConnectionId);

@@ -86,6 +86,9 @@ public static class KvProtocol
         public const ushort SubdocXattrInvalidKeyCombo = 0x00cf;
         public const ushort SubdocXattrUnknownVattr = 0x00d1;
         public const ushort SubdocXattrCantModifyVattr = 0x00d2;
+        public const ushort SubdocSuccessDeleted = 0x00cd;
+        public const ushort SubdocMultiPathFailureDeleted = 0x00d3;
+        public const ushort SubdocCanOnlyReviveDeletedDocuments = 0x00d6;
         public const ushort RangeScanCancelled = 0x00a5;
         public const ushort RangeScanMore = 0x00a6;
         public const ushort RangeScanComplete = 0x00a7;
