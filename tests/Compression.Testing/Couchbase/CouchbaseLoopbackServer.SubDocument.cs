@@ -265,6 +265,11 @@ public sealed partial class CouchbaseLoopbackServer
             List<object>? path = ParsePath(spec.Path);
             if (path is null || path[0] is not string root) return KvProtocol.Status.SubdocPathInvalid;
             if (root.StartsWith('$')) return KvProtocol.Status.SubdocXattrCantModifyVattr;
+
+            // An xattr that does not exist yet is an empty object to a path below it (kv_engine operates on the xattr's
+            // value, {} when absent): SDK 3.x creates its transactions' client record with DICT_ADD "records.clients"
+            // and no create-path. All or nothing: a spec that then fails leaves nothing behind.
+            if (path.Count > 1 && !xattrs.ContainsKey(root)) xattrs[root] = new JsonObject();
             JsonNode? value = null;
             if (spec.Opcode is not 0xc9)
             {
