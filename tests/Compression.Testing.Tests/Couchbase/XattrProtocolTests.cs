@@ -126,7 +126,7 @@ public sealed class XattrProtocolTests
         Assert.Equal(KvProtocol.Status.KeyExists, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("created"), Mutations((0xc8, 0x04, "a", "1")), extras: [0x02])).Status);
         Assert.Equal(KvProtocol.Status.InvalidArguments, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x04, "a", "1")), extras: [0x03])).Status); // add and mkdoc
         Assert.Equal(KvProtocol.Status.InvalidArguments, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x04, "a", "1")), extras: [0x10])).Status); // revive without access-deleted
-        Assert.Equal(KvProtocol.Status.InvalidArguments, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x14, "a.cas", "\"${Mutation.Nope}\"")))).Status); // not a macro
+        Assert.Equal(KvProtocol.Status.SubdocXattrUnknownMacro, (await client.CallAsync(KvProtocol.Opcodes.SubdocMultiMutation, Key("doc"), Mutations((0xc8, 0x14, "a.cas", "\"${Mutation.Nope}\"")))).Status); // not a macro
     }
 
     [Fact]

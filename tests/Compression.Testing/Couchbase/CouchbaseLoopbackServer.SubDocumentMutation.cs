@@ -74,16 +74,16 @@ public sealed partial class CouchbaseLoopbackServer
                     }
 
                     if (spec.Opcode == KvProtocol.Opcodes.Delete && spec.Value.Length != 0) return Error(request, KvProtocol.Status.InvalidArguments, "a whole-document DELETE takes no value");
-                    if (bodySeen || (createAsDeleted && !accessDeleted)) return Error(request, KvProtocol.Status.InvalidArguments, "Request contains an invalid combination of commands");
+                    if (bodySeen) return Error(request, KvProtocol.Status.SubdocInvalidCombo, "Request contains an invalid combination of commands");
                     bodySeen = true;
                     continue;
                 }
 
-                if (bodySeen) return Error(request, KvProtocol.Status.InvalidArguments, "xattr specs must come before body specs");
+                if (bodySeen) return Error(request, KvProtocol.Status.SubdocInvalidXattrOrder, "xattr specs must come before body specs");
                 if (spec.Opcode is not (0xc7 or 0xc8 or 0xc9 or 0xca or 0xcb or 0xcc or 0xce or 0xcf or 0xd3)) return SubdocNotImplemented(request, key.Key, $"mutation opcode 0x{spec.Opcode:x2}");
                 if ((spec.Flags & ExpandMacrosFlag) != 0 && MacroOf(spec.Value) is null)
                 {
-                    return Error(request, KvProtocol.Status.InvalidArguments, $"expand-macros on a value that is not a macro this server knows ({CasMacro}, {SeqnoMacro}, {Crc32CMacro})");
+                    return Error(request, KvProtocol.Status.SubdocXattrUnknownMacro, $"expand-macros on a value that is not a macro this server knows ({CasMacro}, {SeqnoMacro}, {Crc32CMacro})");
                 }
 
                 if (spec.Opcode == 0xd3 && spec.Value.Length != 0) return Error(request, KvProtocol.Status.InvalidArguments, "REPLACE_BODY_WITH_XATTR takes no value");

@@ -89,6 +89,9 @@ public static class KvProtocol
         public const ushort SubdocSuccessDeleted = 0x00cd;
         public const ushort SubdocMultiPathFailureDeleted = 0x00d3;
         public const ushort SubdocCanOnlyReviveDeletedDocuments = 0x00d6;
+        public const ushort SubdocInvalidCombo = 0x00cb;
+        public const ushort SubdocXattrUnknownMacro = 0x00d0;
+        public const ushort SubdocInvalidXattrOrder = 0x00d4;
         public const ushort RangeScanCancelled = 0x00a5;
         public const ushort RangeScanMore = 0x00a6;
         public const ushort RangeScanComplete = 0x00a7;
