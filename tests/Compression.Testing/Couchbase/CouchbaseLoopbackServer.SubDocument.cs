@@ -5,9 +5,10 @@ using System.Text.Json.Nodes;
 namespace Compression.Testing.Couchbase;
 
 /// <summary>
-/// SUBDOC_MULTI_LOOKUP (0xd0) and SUBDOC_MULTI_MUTATION (0xd1) on <b>extended attributes only</b>, as kv_engine's
-/// docs/SubDocument.md and docs/ExtendedAttributes.md describe them. A spec on a body path (no xattr flag) makes the whole
-/// command 0x81, recorded as an unknown command: this double does not look into bodies.
+/// SUBDOC_MULTI_LOOKUP (0xd0) and SUBDOC_MULTI_MUTATION (0xd1) on <b>extended attributes and whole bodies only</b>, as
+/// kv_engine's docs/SubDocument.md and docs/ExtendedAttributes.md describe them (the mutation itself is in
+/// CouchbaseLoopbackServer.SubDocumentMutation.cs, tombstones and macros in CouchbaseLoopbackServer.Tombstones.cs). A spec
+/// on a path into a body makes the whole command 0x81, recorded as an unknown command: this double does not look into bodies.
 /// </summary>
 public sealed partial class CouchbaseLoopbackServer
 {

@@ -18,8 +18,9 @@ namespace Compression.Testing.Couchbase;
 /// GET, SET, ADD, REPLACE and DELETE with CAS (framing extras: PRESERVE_TTL on SET/ADD/REPLACE only, durability on
 /// them, DELETE, counters and append/prepend; any other frame, on any command, is refused), GET_META, TOUCH and GAT,
 /// GET_LOCKED and UNLOCK_KEY (locks expire by the clock), GET_REPLICA (answered from the active copy when
-/// <see cref="CouchbaseLoopbackServerOptions.Replicas"/> advertises replicas), INCREMENT/DECREMENT, APPEND/PREPEND, SUBDOC_MULTI_LOOKUP/MUTATION on extended attributes only
-/// (a body path is 0x81), NOOP. A durable write is acknowledged at once (one
+/// <see cref="CouchbaseLoopbackServerOptions.Replicas"/> advertises replicas), INCREMENT/DECREMENT, APPEND/PREPEND, SUBDOC_MULTI_LOOKUP/MUTATION on extended attributes and
+/// whole bodies (a path into a body is 0x81), with tombstones, access-deleted, create-as-deleted, revive and macros as
+/// SDK 3.x's transactions need them, NOOP. A durable write is acknowledged at once (one
 /// node) and remembered: <see cref="LoseUnreplicatedWrites"/> plays a failover before replication. Any other command is answered 0x81 (unknown command) and recorded
 /// in <see cref="UnknownCommands"/> and the log. Expiry is stored (absolute, by <see cref="CouchbaseLoopbackServerOptions.Clock"/>) but never enforced; there is no
 /// replication, query or HTTP service. Binds 127.0.0.1 on a free port; faults on demand; data survives
@@ -322,8 +323,8 @@ public sealed partial class CouchbaseLoopbackServer : IAsyncDisposable
                 _durable.TryGetValue(key, out KvDocument? kept);
                 if (ReferenceEquals(now, kept)) continue;
                 changed++;
-                if (kept is null) _documents.Remove(key);
-                else _documents[key] = kept;
+                if (kept is null) _documents.Remove(key); // a tombstone, if any, stays (tombstones are not replicated here)
+                else Store(key, kept);
             }
             return changed;
         }
