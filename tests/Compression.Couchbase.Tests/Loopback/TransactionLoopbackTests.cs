@@ -115,6 +115,29 @@ public sealed class TransactionLoopbackTests(ITestOutputHelper output)
         Assert.Empty(loopback.Server.ProtocolErrors);
     }
 
+    [Fact]
+    public async Task A_transaction_sees_a_removed_document_as_missing_and_inserts_over_its_tombstone()
+    {
+        await using LoopbackCluster loopback = await LoopbackCluster.StartAsync(output, Options());
+        ICouchbaseCollection collection = loopback.Collection;
+        await collection.UpsertAsync("hotel::9", new { name = "Old" });
+        await collection.RemoveAsync("hotel::9");
+        Assert.True(loopback.Server.TryGetTombstone("hotel::9", out _));
+
+        await using Transactions transactions = Transactions.Create(loopback.Cluster, Config());
+        await transactions.RunAsync(async ctx =>
+        {
+            Assert.Null(await ctx.GetOptionalAsync(collection, "hotel::9")); // the access-deleted lookup finds the tombstone: no document
+            await ctx.InsertAsync(collection, "hotel::9", new { name = "Reborn" });
+        });
+
+        using (IGetResult reborn = await collection.GetAsync("hotel::9")) Assert.Equal("Reborn", reborn.ContentAs<JObject>()!["name"]!.Value<string>());
+        Assert.True(loopback.Server.TryGetDocument("hotel::9", out KvDocument? stored));
+        Assert.False(HasTxnXattr(stored));
+        Assert.False(loopback.Server.TryGetTombstone("hotel::9", out _));
+        Assert.Empty(loopback.Server.UnknownCommands);
+    }
+
     /// <summary>
     /// Seeds hotel::1 (replaced) and hotel::3 (removed), runs a transaction that gets and replaces hotel::1, inserts
     /// hotel::2 and removes hotel::3, and checks the committed state through the SDK and the server.
