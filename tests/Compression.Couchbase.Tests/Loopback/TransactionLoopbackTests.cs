@@ -59,6 +59,14 @@ public sealed class TransactionLoopbackTests(ITestOutputHelper output)
         // With no metadata collection configured, the ATR is in the default collection of the document's bucket.
         Assert.Contains(loopback.Server.KeysIn("_default", "_default"), k => k.StartsWith("_txn:atr-", StringComparison.Ordinal));
         Assert.DoesNotContain(loopback.Server.KeysIn("inventory", "hotels"), k => k.StartsWith("_txn:", StringComparison.Ordinal));
+
+        // Lost-attempts cleanup ran against the double: it created the placeholder client record (insert semantics,
+        // DICT_ADD records.clients without create-path, a whole body of [null]) after reading it with $vbucket.HLC.
+        using var patience = new CancellationTokenSource(Expiration);
+        await loopback.Server.WaitUntilAsync(s => s.TryGetDocument("_txn:client-record", out KvDocument? record) && record.Xattrs?.Contains("\"clients\"", StringComparison.Ordinal) == true, patience.Token);
+        Assert.True(loopback.Server.TryGetDocument("_txn:client-record", out KvDocument? clientRecord));
+        Assert.Equal("[null]", Encoding.UTF8.GetString(clientRecord.Value.Span));
+        output.WriteLine("client record xattrs: " + clientRecord.Xattrs);
     }
 
     /// <summary>
