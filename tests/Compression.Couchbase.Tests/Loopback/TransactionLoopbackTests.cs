@@ -61,11 +61,12 @@ public sealed class TransactionLoopbackTests(ITestOutputHelper output)
         Assert.DoesNotContain(loopback.Server.KeysIn("inventory", "hotels"), k => k.StartsWith("_txn:", StringComparison.Ordinal));
 
         // Lost-attempts cleanup ran against the double: it created the placeholder client record (insert semantics,
-        // DICT_ADD records.clients without create-path, a whole body of [null]) after reading it with $vbucket.HLC.
+        // DICT_ADD records.clients without create-path, and a whole-body SET of new byte?[] { null } through the
+        // metadata transcoder: one zero byte, the SDK's "ExtBinaryMetadata").
         using var patience = new CancellationTokenSource(Expiration);
         await loopback.Server.WaitUntilAsync(s => s.TryGetDocument("_txn:client-record", out KvDocument? record) && record.Xattrs?.Contains("\"clients\"", StringComparison.Ordinal) == true, patience.Token);
         Assert.True(loopback.Server.TryGetDocument("_txn:client-record", out KvDocument? clientRecord));
-        Assert.Equal("[null]", Encoding.UTF8.GetString(clientRecord.Value.Span));
+        Assert.Equal(new byte[] { 0 }, clientRecord.Value.ToArray());
         output.WriteLine("client record xattrs: " + clientRecord.Xattrs);
     }
 
