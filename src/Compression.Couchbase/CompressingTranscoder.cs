@@ -12,7 +12,9 @@ namespace Compression.Couchbase;
 /// as the body with <see cref="DataFormat.Binary"/> flags. It reads both forms: a binary body that is an envelope (magic
 /// 0xC5) is decompressed and then deserialized by the inner transcoder; a JSON-flagged body (a legacy document, or one
 /// written with <see cref="Compress"/> off) goes to the inner transcoder as it is. So compression can be switched on and
-/// off at will. Values the inner transcoder does not write as JSON (byte arrays, for instance) pass through untouched.
+/// off at will. It also reads the two forms whole-body sub-document writes leave on a server the SDK sends no new flags
+/// to: an envelope under JSON or no flags (a <c>SetDoc</c>), known by its whole header, and JSON text under binary flags
+/// (a <c>ReplaceBodyWithXattr</c>, as distributed transactions commit). Values the inner transcoder does not write as JSON (byte arrays, for instance) pass through untouched.
 /// </summary>
 /// <remarks>
 /// <see cref="ITypeTranscoder.Decode{T}"/> is synchronous: an envelope that names a dictionary not yet in memory can
@@ -100,7 +102,7 @@ public sealed class CompressingTranscoder : ITypeTranscoder
     }
 
     /// <summary>Decompresses an envelope and deserializes the document, or hands a JSON (legacy) body to the inner transcoder.</summary>
-    /// <exception cref="InvalidDataException">A binary body that is not an envelope, a corrupt envelope, or JSON nested deeper than 128 levels.</exception>
+    /// <exception cref="InvalidDataException">A binary body that is neither an envelope nor JSON text, a corrupt envelope, or JSON nested deeper than 128 levels.</exception>
     /// <exception cref="DictionaryNotFoundException">The envelope names a dictionary that is not in memory (load it first).</exception>
     public T? Decode<T>(ReadOnlyMemory<byte> buffer, Flags flags, OpCode opcode)
     {
@@ -110,13 +112,28 @@ public sealed class CompressingTranscoder : ITypeTranscoder
         {
             flags.DataFormat = DataFormat.Binary;
         }
+        // A whole body a sub-document SetDoc wrote keeps the document's old flags (JSON, or none for a new one) on a
+        // server the SDK sends no flags to: an envelope is then known by its header (BodyForm).
+        if (flags.DataFormat != DataFormat.Binary && BodyForm.IsEnvelope(buffer.Span, flags))
+        {
+            flags.DataFormat = DataFormat.Binary;
+        }
 
         if (typeof(T) == typeof(RawBody)) return (T)(object)new RawBody(buffer, flags);
         if (flags.DataFormat != DataFormat.Binary || ReadsRaw<T>()) return _inner.Decode<T>(buffer, flags, opcode);
         if (!DocumentEnvelope.IsEnvelope(buffer.Span))
         {
+            // A body made plain in place, under the binary flags its envelope had: ReplaceBodyWithXattr (distributed
+            // transactions commit with it) keeps the old flags on a server that does not take new ones with it (before
+            // the binary-xattr feature). Read as the JSON it is; anything else is refused below.
+            if (BodyForm.IsJsonText(buffer.Span))
+            {
+                Flags plain = flags;
+                plain.DataFormat = DataFormat.Json;
+                return _inner.Decode<T>(buffer, plain, opcode);
+            }
             throw new InvalidDataException(
-                $"The body has binary flags but is not a compressed envelope (its first byte is 0x{(buffer.IsEmpty ? 0 : buffer.Span[0]):X2}, not 0x{DocumentEnvelope.Magic:X2}); it cannot be read as {typeof(T).Name}.");
+                $"The body has binary flags but is neither a compressed envelope nor JSON text (its first byte is 0x{(buffer.IsEmpty ? 0 : buffer.Span[0]):X2}, not 0x{DocumentEnvelope.Magic:X2}); it cannot be read as {typeof(T).Name}.");
         }
         using var json = new PooledBufferStream(Math.Max(256, buffer.Length * 4));
         Namespace.Decompress(buffer.Span, json);

@@ -76,7 +76,7 @@ internal sealed class CouchbaseRewrite(ICouchbaseCollection collection, ICheckpo
                     if (kind != BodyKind.Compressed) return Outcome.Unchanged; // migrate compresses plain ones
                     if (Options.Level is null && BodyAccess.DictionaryOf(read.Body) is { } used && used == Current?.Id) return Outcome.Unchanged;
                     byte[] original = (await StoredJson.DecodeAsync(Handle, read, cancellationToken).ConfigureAwait(false))!;
-                    Outcome again = Checked(original, Handle.Compress(original), read.Flags);
+                    Outcome again = Checked(original, Handle.Compress(original), read.With(DataFormat.Binary));
                     return again.Kind == DecisionKind.Write && again.Replacement!.Length >= read.Body.Length ? Outcome.Unchanged : again;
             }
         }

@@ -1,5 +1,6 @@
 using System.Runtime.CompilerServices;
 using System.Text;
+using Compression.Couchbase.Internal;
 using Compression.Dictionaries;
 using Compression.Tool.Live;
 using Couchbase.Core.Exceptions.KeyValue;
@@ -14,33 +15,38 @@ namespace Compression.Tool.Couchbase;
 /// <summary>What a stored body is, to the compressed collection (<c>WithCompression</c>).</summary>
 internal enum BodyKind
 {
-    /// <summary>JSON flags: a plain document, which <c>migrate</c> compresses.</summary>
+    /// <summary>JSON flags (or JSON text under binary flags): a plain document, which <c>migrate</c> compresses.</summary>
     Plain,
 
-    /// <summary>Binary flags and an envelope: a compressed document.</summary>
+    /// <summary>An envelope (binary flags, or a whole envelope header under JSON or no flags): a compressed document.</summary>
     Compressed,
 
     /// <summary>Neither JSON nor binary flags (a string, a private or legacy format): read as it is by the application's transcoder; never touched.</summary>
     Other,
 
-    /// <summary>Binary flags but not an envelope: the compressed collection cannot read it (InvalidDataException).</summary>
+    /// <summary>Binary flags but neither an envelope nor JSON text: the compressed collection cannot read it (InvalidDataException).</summary>
     Foreign,
 }
 
 /// <summary>A document as stored: its key, exact body, flags and CAS.</summary>
 internal sealed record StoredBody(string Key, byte[] Body, Flags Flags, ulong Cas)
 {
-    public BodyKind Kind => Flags.DataFormat switch
+    /// <remarks>
+    /// As the compressed collection reads it (<see cref="BodyForm"/>): an envelope under JSON or no flags (a sub-document
+    /// SetDoc's) is compressed; JSON text under binary flags (what a transaction's commit leaves on a server that keeps
+    /// the old flags) is plain.
+    /// </remarks>
+    public BodyKind Kind => BodyForm.IsEnvelope(Body, Flags) ? BodyKind.Compressed : Flags.DataFormat switch
     {
         DataFormat.Json => BodyKind.Plain,
-        DataFormat.Binary => DocumentEnvelope.IsEnvelope(Body) ? BodyKind.Compressed : BodyKind.Foreign,
+        DataFormat.Binary => BodyForm.IsJsonText(Body) ? BodyKind.Plain : BodyKind.Foreign,
         _ => BodyKind.Other,
     };
 
     /// <summary>The flags of this document's other form: binary for the envelope of a JSON one, JSON for the JSON of an envelope (type code kept).</summary>
     public Flags With(DataFormat format) => new() { DataFormat = format, Compression = Flags.Compression, TypeCode = Flags.TypeCode };
 
-    public const string ForeignMessage = "it has binary flags but its body is not a compressed envelope, so the compressed collection cannot read it";
+    public const string ForeignMessage = "it has binary flags but its body is neither a compressed envelope nor JSON text, so the compressed collection cannot read it";
 }
 
 /// <summary>Reads bodies as they are (<see cref="Body"/>) and writes given bytes with given flags: no serializer in between.</summary>

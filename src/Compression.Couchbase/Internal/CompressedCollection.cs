@@ -17,8 +17,10 @@ namespace Compression.Couchbase.Internal;
 /// load the dictionary its envelope names if needed (asynchronously), and only then hand back a result whose
 /// <c>ContentAs&lt;T&gt;</c> decodes synchronously. Operations that work inside a body fail with <see cref="NotSupportedException"/>;
 /// those that leave it alone (exists, touch, unlock, remove, sub-document calls on extended attributes only) pass through.
+/// A sub-document lookup may read the whole body beside xattrs (<c>GetFull</c>): the body is decoded in the result (see
+/// <c>CompressedCollection.WholeBody.cs</c>), which is what the SDK's distributed transactions need.
 /// </summary>
-internal sealed class CompressedCollection : ICouchbaseCollection
+internal sealed partial class CompressedCollection : ICouchbaseCollection
 {
     private readonly ICouchbaseCollection _inner;
     private readonly CompressingTranscoder _transcoder;
@@ -142,45 +144,6 @@ internal sealed class CompressedCollection : ICouchbaseCollection
 
     public Task<IMutationResult?> TouchWithCasAsync(string id, TimeSpan expiry, TouchOptions? options = null) => _inner.TouchWithCasAsync(id, expiry, options);
 
-    /// <summary>Passes through when every spec is on an extended attribute (see <see cref="XattrOnly{TSpec}"/>); refuses body paths.</summary>
-    public Task<ILookupInResult> LookupInAsync(string id, IEnumerable<LookupInSpec> specs, LookupInOptions? options = null) =>
-        _inner.LookupInAsync(id, XattrOnly(specs, "LookupIn", id), options);
-
-    public Task<ILookupInReplicaResult> LookupInAnyReplicaAsync(string id, IEnumerable<LookupInSpec> specs, LookupInAnyReplicaOptions? options = null) =>
-        _inner.LookupInAnyReplicaAsync(id, XattrOnly(specs, "LookupInAnyReplica", id), options);
-
-    public IAsyncEnumerable<ILookupInReplicaResult> LookupInAllReplicasAsync(string id, IEnumerable<LookupInSpec> specs, LookupInAllReplicasOptions? options = null) =>
-        _inner.LookupInAllReplicasAsync(id, XattrOnly(specs, "LookupInAllReplicas", id), options);
-
-    /// <summary>
-    /// Passes through when every spec is on an extended attribute: xattrs live beside the body, which the call leaves as it
-    /// is (what the SDK's distributed transactions and other xattr metadata writers need). Refuses body paths, and
-    /// <c>ReplaceBodyWithXattr</c>, which would write a body our transcoder never sees.
-    /// </summary>
-    public Task<IMutateInResult> MutateInAsync(string id, IEnumerable<MutateInSpec> specs, MutateInOptions? options = null) =>
-        _inner.MutateInAsync(id, XattrOnly(specs, "MutateIn", id), options);
-
-    /// <summary>
-    /// The specs, listed once, when each one is on an extended attribute (<see cref="SubdocPathFlags.Xattr"/>, virtual
-    /// ones such as <c>$document</c> included) and none replaces the body; otherwise a <see cref="NotSupportedException"/>
-    /// naming the operation and the first body path, before anything is sent.
-    /// </summary>
-    private List<TSpec> XattrOnly<TSpec>(IEnumerable<TSpec> specs, string operation, string id) where TSpec : OperationSpec
-    {
-        ArgumentNullException.ThrowIfNull(specs);
-        List<TSpec> list = [.. specs];
-        foreach (TSpec spec in list)
-        {
-            if (spec.OpCode == OpCode.SubReplaceBodyWithXattr)
-                throw Refused($"{operation} (sub-document) with ReplaceBodyWithXattr, which writes the body from an xattr uncompressed,", id);
-            if (!spec.PathFlags.HasFlag(SubdocPathFlags.Xattr))
-                throw Refused(spec.Path.Length == 0
-                    ? $"{operation} (sub-document) on the whole body (GetFull or SetDoc, as distributed transactions use them)"
-                    : $"{operation} (sub-document) on the body path '{spec.Path}'", id);
-        }
-        return list;
-    }
-
     public IAsyncEnumerable<IScanResult> ScanAsync(IScanType scanType, ScanOptions? options = null) =>
         throw Refused("Scan (range and sampling scans return bodies undecoded)", id: null);
 
@@ -188,7 +151,7 @@ internal sealed class CompressedCollection : ICouchbaseCollection
 
     internal NotSupportedException Refused(string operation, string? id) => new(
         $"{operation} is not supported on the compressed collection '{FullName}'{(id is null ? "" : $" (document '{id}')")}: " +
-        "compressed documents are opaque binary bodies to the server, so sub-document operations on body paths (those on xattrs only pass through), " +
+        "compressed documents are opaque binary bodies to the server, so sub-document operations on body paths (those on xattrs, whole-body lookups and ReplaceBodyWithXattr pass through), " +
         "appends, scans, N1QL and Search cannot see into them. Read the whole document with GetAsync and write it back with ReplaceAsync.");
 
     /// <summary>

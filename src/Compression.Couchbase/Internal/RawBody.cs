@@ -13,5 +13,5 @@ internal sealed class RawBody(ReadOnlyMemory<byte> data, Flags flags)
 
     public Flags Flags { get; } = flags;
 
-    public bool IsEnvelope => Flags.DataFormat == DataFormat.Binary && DocumentEnvelope.IsEnvelope(Data.Span);
+    public bool IsEnvelope => BodyForm.IsEnvelope(Data.Span, Flags);
 }
