@@ -14,7 +14,8 @@ namespace Compression.Couchbase;
 /// written with <see cref="Compress"/> off) goes to the inner transcoder as it is. So compression can be switched on and
 /// off at will. It also reads the two forms whole-body sub-document writes leave on a server the SDK sends no new flags
 /// to: an envelope under JSON or no flags (a <c>SetDoc</c>), known by its whole header, and JSON text under binary flags
-/// (a <c>ReplaceBodyWithXattr</c>, as distributed transactions commit). Values the inner transcoder does not write as JSON (byte arrays, for instance) pass through untouched.
+/// (a <c>ReplaceBodyWithXattr</c>, as distributed transactions commit). Values the inner transcoder does not write as
+/// JSON (byte arrays, for instance) pass through untouched.
 /// </summary>
 /// <remarks>
 /// <see cref="ITypeTranscoder.Decode{T}"/> is synchronous: an envelope that names a dictionary not yet in memory can

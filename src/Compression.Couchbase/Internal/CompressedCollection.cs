@@ -17,8 +17,9 @@ namespace Compression.Couchbase.Internal;
 /// load the dictionary its envelope names if needed (asynchronously), and only then hand back a result whose
 /// <c>ContentAs&lt;T&gt;</c> decodes synchronously. Operations that work inside a body fail with <see cref="NotSupportedException"/>;
 /// those that leave it alone (exists, touch, unlock, remove, sub-document calls on extended attributes only) pass through.
-/// A sub-document lookup may read the whole body beside xattrs (<c>GetFull</c>): the body is decoded in the result (see
-/// <c>CompressedCollection.WholeBody.cs</c>), which is what the SDK's distributed transactions need.
+/// Sub-document calls may also read and write the whole body beside xattrs (<c>GetFull</c> decoded in the result,
+/// <c>SetDoc</c> compressed, <c>ReplaceBodyWithXattr</c> as it is): <c>CompressedCollection.SubDocument.cs</c>, which is
+/// what the SDK's distributed transactions need.
 /// </summary>
 internal sealed partial class CompressedCollection : ICouchbaseCollection
 {
@@ -151,7 +152,7 @@ internal sealed partial class CompressedCollection : ICouchbaseCollection
 
     internal NotSupportedException Refused(string operation, string? id) => new(
         $"{operation} is not supported on the compressed collection '{FullName}'{(id is null ? "" : $" (document '{id}')")}: " +
-        "compressed documents are opaque binary bodies to the server, so sub-document operations on body paths (those on xattrs, whole-body lookups and ReplaceBodyWithXattr pass through), " +
+        "compressed documents are opaque binary bodies to the server, so sub-document operations on body paths (those on xattrs and on the whole body pass through), " +
         "appends, scans, N1QL and Search cannot see into them. Read the whole document with GetAsync and write it back with ReplaceAsync.");
 
     /// <summary>
