@@ -20,7 +20,8 @@ namespace Compression.Couchbase.Internal;
 /// held (plain JSON, when the SDK's distributed transactions commit), so the document is stored uncompressed, readable
 /// by every client, and compressed again by its next write through this collection (or <c>docz migrate</c>).</item>
 /// </list>
-/// A body path is refused with <see cref="NotSupportedException"/> before anything is sent.
+/// A whole-document delete (<c>Remove("")</c>) passes through as <c>RemoveAsync</c> does. A body path is refused with
+/// <see cref="NotSupportedException"/> before anything is sent.
 /// </summary>
 internal sealed partial class CompressedCollection
 {
@@ -58,7 +59,9 @@ internal sealed partial class CompressedCollection
         bool wholeBody = false;
         foreach (MutateInSpec spec in list)
         {
-            if (spec.OpCode == OpCode.SubReplaceBodyWithXattr || spec.PathFlags.HasFlag(SubdocPathFlags.Xattr)) continue;
+            // Beside the body, or the whole document deleted (as RemoveAsync): nothing of an envelope is read or written.
+            if (spec.OpCode == OpCode.SubReplaceBodyWithXattr || spec.PathFlags.HasFlag(SubdocPathFlags.Xattr)
+                || spec is { OpCode: OpCode.Delete, Path.Length: 0 }) continue;
             if (spec is { OpCode: OpCode.Set, Path.Length: 0 })
             {
                 wholeBody = true;

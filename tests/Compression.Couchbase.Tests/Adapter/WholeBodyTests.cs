@@ -136,6 +136,18 @@ public sealed class WholeBodyTests(ITestOutputHelper output) : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_whole_document_delete_in_a_sub_document_mutation_passes_through()
+    {
+        Client client = await _target.ConnectAsync();
+        string key = _target.Key("doc");
+        await client.Compressed.UpsertAsync(key, Docs.Movie(new Random(11)));
+
+        await client.Compressed.MutateInAsync(key, specs => specs.Remove(""));
+
+        await Assert.ThrowsAsync<global::Couchbase.Core.Exceptions.KeyValue.DocumentNotFoundException>(() => client.Compressed.GetAsync(key));
+    }
+
+    [Fact]
     public void The_sdk_has_the_internal_member_whole_body_lookups_decode_into()
     {
         // OperationSpec.Bytes (internal): where the SDK keeps a spec's reply, and where its transactions read a body.
